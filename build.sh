@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The one entry point for building kdispatch on Debian 12.
+#   ./build.sh demo      install missing packages, build, run `kdispatch demo`
+#   ./build.sh test      install missing packages, build, run the whole test suite
+#   ./build.sh sanitize  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   ./build.sh fuzz      build the libFuzzer targets with clang and run each briefly
+#   ./build.sh bench     build in Release and run the benchmarks (bench/README.md)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(g++ cmake ninja-build pkg-config git ca-certificates python3 python3-numpy
+  libcurl4-openssl-dev nlohmann-json3-dev libboost-dev libseccomp-dev libgit2-dev libzstd-dev
+  libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "installing: ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {  # build DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -Wno-dev "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+}
+
+run_tests() {  # run_tests DIR
+  # Sandbox tests spawn many processes; two jobs per core keeps the machine responsive.
+  ctest --test-dir "$1" --output-on-failure -j "$(nproc)"
+}
+
+case "${1:-}" in
+  demo)
+    install_missing "${packages[@]}"
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    exec build/dispatcher/kdispatch demo "${@:2}"
+    ;;
+  test)
+    install_missing "${packages[@]}"
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    run_tests build
+    ;;
+  sanitize)
+    install_missing "${packages[@]}"
+    build build-asan -DCMAKE_BUILD_TYPE=Debug -DKD_SANITIZE=ON -DKD_BENCH=OFF
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests build-asan
+    ;;
+  fuzz)
+    install_missing "${packages[@]}" clang libclang-rt-14-dev
+    CC=clang CXX=clang++ build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKD_FUZZ=ON \
+      -DKD_TESTS=OFF -DKD_BENCH=OFF
+    for f in build-fuzz/tests/fuzz/fuzz_*; do
+      [ -x "$f" ] || continue
+      corpus="build-fuzz/corpus/$(basename "$f")"
+      mkdir -p "$corpus"
+      "$f" -max_total_time="${FUZZ_SECONDS:-60}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds/"$(basename "$f")"
+    done
+    ;;
+  bench)
+    install_missing "${packages[@]}" bubblewrap hyperfine
+    build build-release -DCMAKE_BUILD_TYPE=Release -DKD_TESTS=OFF
+    bench/run_all.sh build-release
+    ;;
+  *)
+    sed -n '2,7p' "$0" >&2
+    exit 64
+    ;;
+esac

@@ -1,0 +1,15 @@
+// Locates the default policy files (policies/ in the source tree, or $KDISPATCH_POLICY_DIR).
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace kd {
+
+// The directory holding the default policies.
+std::filesystem::path policy_dir();
+
+// policy_dir() / relative, e.g. policy_file("sandbox/author.json").
+std::filesystem::path policy_file(std::string_view relative);
+
+}  // namespace kd

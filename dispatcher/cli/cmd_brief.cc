@@ -1,0 +1,9 @@
+#include "common/errors.h"
+#include "dispatcher/cli/commands.h"
+
+namespace kd::cli {
+
+// Placeholder until this command's issue lands.
+int cmd_brief(const Args&) { throw Error("not implemented yet"); }
+
+}  // namespace kd::cli

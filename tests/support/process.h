@@ -1,0 +1,39 @@
+// Runs a real child process for CLI-level tests and captures what it printed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kd::test {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (searched in PATH) with argv, optional stdin text and extra environment.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdin_text = "",
+                          const std::map<std::string, std::string>& env = {});
+
+// Runs the kdispatch binary built alongside the tests.
+ProcessResult run_kdispatch(const std::vector<std::string>& args, const std::string& stdin_text = "",
+                            const std::map<std::string, std::string>& env = {});
+
+// A fresh directory under the temp dir, removed when the object goes away.
+class TempDir {
+ public:
+  TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace kd::test
