@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Runs every benchmark against a Release build directory and prints the figures.
+# Runs every benchmark folder's run.sh against a Release build directory.
 set -euo pipefail
-build=${1:-build-release}
-"$build"/bench/bench_chain --benchmark_min_time=0.5
+build=$(realpath "${1:-build-release}")
+cd "$(dirname "$0")"
+for script in */run.sh; do
+  echo "== ${script%/run.sh}"
+  "./$script" "$build"
+done
