@@ -1,0 +1,321 @@
+#include "dispatcher/git_repo.h"
+
+#include <fcntl.h>
+#include <git2.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <mutex>
+
+#include "common/errors.h"
+#include "common/files.h"
+
+namespace kd::dispatcher::git {
+namespace {
+
+template <class T, void (*Free)(T*)>
+struct Deleter {
+  void operator()(T* p) const { Free(p); }
+};
+template <class T, void (*Free)(T*)>
+using Handle = std::unique_ptr<T, Deleter<T, Free>>;
+
+using Repo = Handle<git_repository, git_repository_free>;
+using Ref = Handle<git_reference, git_reference_free>;
+using Commit = Handle<git_commit, git_commit_free>;
+using Tree = Handle<git_tree, git_tree_free>;
+using Index = Handle<git_index, git_index_free>;
+using Sig = Handle<git_signature, git_signature_free>;
+using Walk = Handle<git_revwalk, git_revwalk_free>;
+using Diff = Handle<git_diff, git_diff_free>;
+using Status = Handle<git_status_list, git_status_list_free>;
+using Worktree = Handle<git_worktree, git_worktree_free>;
+using Object = Handle<git_object, git_object_free>;
+
+void init() {
+  static std::once_flag once;
+  std::call_once(once, [] { git_libgit2_init(); });
+}
+
+// Throws kd::Error "<call>(<object>): <libgit2 message>" when rc < 0.
+void check(int rc, const std::string& call, const std::string& object) {
+  if (rc >= 0) return;
+  const git_error* e = git_error_last();
+  throw Error(call + "(" + object + "): " + (e && e->message ? e->message : "libgit2 error " + std::to_string(rc)));
+}
+
+Repo open_repo(const std::filesystem::path& path) {
+  init();
+  git_repository* r = nullptr;
+  check(git_repository_open_ext(&r, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
+        "git_repository_open", quote(path.string()));
+  return Repo(r);
+}
+
+std::string oid_hex(const git_oid* oid) {
+  char buf[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(buf, sizeof buf, oid);
+  return buf;
+}
+
+Commit branch_tip(git_repository* repo, const std::string& branch, const std::string& where) {
+  git_reference* ref = nullptr;
+  check(git_branch_lookup(&ref, repo, branch.c_str(), GIT_BRANCH_LOCAL), "git_branch_lookup",
+        where + ", " + quote(branch));
+  Ref owned(ref);
+  git_object* obj = nullptr;
+  check(git_reference_peel(&obj, ref, GIT_OBJECT_COMMIT), "git_reference_peel", quote(branch));
+  return Commit(reinterpret_cast<git_commit*>(obj));
+}
+
+bool has_branch(git_repository* repo, const std::string& branch) {
+  git_reference* ref = nullptr;
+  int rc = git_branch_lookup(&ref, repo, branch.c_str(), GIT_BRANCH_LOCAL);
+  if (rc == 0) git_reference_free(ref);
+  if (rc == GIT_ENOTFOUND) return false;
+  check(rc, "git_branch_lookup", quote(branch));
+  return true;
+}
+
+void create_branch(git_repository* repo, const std::string& branch, const git_commit* at) {
+  git_reference* ref = nullptr;
+  check(git_branch_create(&ref, repo, branch.c_str(), at, /*force=*/0), "git_branch_create", quote(branch));
+  git_reference_free(ref);
+}
+
+// Never reuse or reset a branch that exists (a prior campaign's durable record): suffix it.
+std::string free_branch_name(git_repository* repo, const ExperimentRef& ref, std::vector<std::string>& notes) {
+  std::string wanted = "kernel/" + ref.slug + "-" + ref.experiment;
+  if (!has_branch(repo, wanted)) return wanted;
+  std::string tag = ref.campaign_tag.empty() ? "run" : ref.campaign_tag;
+  for (int n = 1;; ++n) {
+    std::string name = "kernel/" + ref.slug + "-" + tag + (n > 1 ? "-" + std::to_string(n) : "") + "-" + ref.experiment;
+    if (!has_branch(repo, name)) {
+      notes.push_back("branch " + wanted + " already exists and is kept untouched; using " + name);
+      return name;
+    }
+  }
+}
+
+std::string worktree_name(const ExperimentRef& ref) { return ref.slug; }
+
+void require_clean(git_repository* repo, const std::filesystem::path& where) {
+  git_status_options opts = GIT_STATUS_OPTIONS_INIT;
+  opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+  git_status_list* list = nullptr;
+  check(git_status_list_new(&list, repo, &opts), "git_status_list_new", quote(where.string()));
+  Status owned(list);
+  size_t n = git_status_list_entrycount(list);
+  if (n > 0) {
+    const git_status_entry* e = git_status_byindex(list, 0);
+    const char* path = e->index_to_workdir ? e->index_to_workdir->old_file.path
+                                           : (e->head_to_index ? e->head_to_index->old_file.path : "?");
+    throw Error("worktree " + quote(where.string()) + " has " + std::to_string(n) +
+                " uncommitted change(s) (first: " + path + "); refusing to switch branches over them");
+  }
+}
+
+// The worktree's .git must be the file libgit2 wrote, naming our admin dir; a rewritten .git
+// would redirect host-side git elsewhere.
+void check_dot_git(const std::filesystem::path& worktree, const std::filesystem::path& gitdir) {
+  std::filesystem::path dot = worktree / ".git";
+  int fd = ::open(dot.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw_sys("open", quote(dot.string()) + ", O_NOFOLLOW", errno);
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  std::string content(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  auto strip = [](std::string p) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    return p;
+  };
+  constexpr std::string_view kPrefix = "gitdir: ";
+  bool ok = content.size() > kPrefix.size() + 1 && content.compare(0, kPrefix.size(), kPrefix) == 0 &&
+            content.back() == '\n' &&
+            strip(content.substr(kPrefix.size(), content.size() - kPrefix.size() - 1)) == strip(gitdir.string());
+  if (!ok) {
+    throw Error(quote(dot.string()) + " does not point at " + quote(gitdir.string()) +
+                "; refusing to run git on a redirected worktree");
+  }
+}
+
+}  // namespace
+
+bool branch_exists(const std::filesystem::path& repo, const std::string& branch) {
+  Repo r = open_repo(repo);
+  return has_branch(r.get(), branch);
+}
+
+WorktreeSetup prepare_worktree(const ExperimentRef& ref, const std::optional<std::string>& resume_branch) {
+  Repo home = open_repo(ref.home_repo);
+  WorktreeSetup out;
+  out.worktree = ref.worktree;
+  out.gitdir = std::filesystem::path(git_repository_commondir(home.get())) / "worktrees" / worktree_name(ref);
+  out.gitdir = out.gitdir.lexically_normal();
+
+  Commit base = branch_tip(home.get(), ref.integration_branch, quote(ref.home_repo.string()));
+  out.base_commit = oid_hex(git_commit_id(base.get()));
+  if (resume_branch && has_branch(home.get(), *resume_branch)) {
+    out.branch = *resume_branch;
+  } else {
+    out.branch = free_branch_name(home.get(), ref, out.notes);
+    create_branch(home.get(), out.branch, base.get());
+  }
+  std::string refname = "refs/heads/" + out.branch;
+
+  if (!std::filesystem::exists(ref.worktree)) {
+    std::filesystem::create_directories(ref.worktree.parent_path());
+    git_reference* branch_ref = nullptr;
+    check(git_reference_lookup(&branch_ref, home.get(), refname.c_str()), "git_reference_lookup", refname);
+    Ref owned(branch_ref);
+    git_worktree_add_options opts = GIT_WORKTREE_ADD_OPTIONS_INIT;
+    opts.ref = branch_ref;
+    git_worktree* wt = nullptr;
+    check(git_worktree_add(&wt, home.get(), worktree_name(ref).c_str(), ref.worktree.c_str(), &opts),
+          "git_worktree_add", quote(ref.worktree.string()) + ", " + quote(out.branch));
+    Worktree owned_wt(wt);
+    return out;
+  }
+
+  check_dot_git(ref.worktree, out.gitdir);
+  Repo wt = open_repo(ref.worktree);
+  git_reference* head = nullptr;
+  check(git_repository_head(&head, wt.get()), "git_repository_head", quote(ref.worktree.string()));
+  Ref owned_head(head);
+  if (refname == git_reference_name(head)) return out;  // resuming on our own branch
+  require_clean(wt.get(), ref.worktree);
+  Commit tip = branch_tip(wt.get(), out.branch, quote(ref.worktree.string()));
+  git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
+  co.checkout_strategy = GIT_CHECKOUT_SAFE;
+  check(git_checkout_tree(wt.get(), reinterpret_cast<const git_object*>(tip.get()), &co), "git_checkout_tree",
+        quote(ref.worktree.string()) + ", " + quote(out.branch));
+  check(git_repository_set_head(wt.get(), refname.c_str()), "git_repository_set_head", refname);
+  return out;
+}
+
+CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
+                      const std::string& branch, const std::string& message, std::uint64_t max_file_bytes) {
+  check_dot_git(worktree, gitdir);
+  Repo repo = open_repo(worktree);
+  git_reference* head = nullptr;
+  check(git_repository_head(&head, repo.get()), "git_repository_head", quote(worktree.string()));
+  Ref owned_head(head);
+  if (std::string("refs/heads/") + branch != git_reference_name(head)) {
+    throw Error("worktree " + quote(worktree.string()) + " is on " + git_reference_name(head) + ", not " + branch);
+  }
+  git_object* parent_obj = nullptr;
+  check(git_reference_peel(&parent_obj, head, GIT_OBJECT_COMMIT), "git_reference_peel", branch);
+  Commit parent(reinterpret_cast<git_commit*>(parent_obj));
+
+  git_index* idx = nullptr;
+  check(git_repository_index(&idx, repo.get()), "git_repository_index", quote(worktree.string()));
+  Index index(idx);
+  const char* everything[] = {"*"};
+  git_strarray paths = {const_cast<char**>(everything), 1};
+  check(git_index_add_all(idx, &paths, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr), "git_index_add_all",
+        quote(worktree.string()));
+  check(git_index_update_all(idx, &paths, nullptr, nullptr), "git_index_update_all", quote(worktree.string()));
+  for (size_t i = 0; i < git_index_entrycount(idx); ++i) {
+    const git_index_entry* e = git_index_get_byindex(idx, i);
+    if (e->file_size > max_file_bytes) {
+      throw Error("refusing to commit " + quote(e->path) + ": " + std::to_string(e->file_size) +
+                  " bytes is over the " + std::to_string(max_file_bytes) + "-byte limit (artifacts stay out of git)");
+    }
+  }
+  git_oid tree_id;
+  check(git_index_write_tree(&tree_id, idx), "git_index_write_tree", quote(worktree.string()));
+  if (git_oid_equal(&tree_id, git_commit_tree_id(parent.get()))) {
+    throw Error("nothing to commit: the worktree equals " + branch + "'s last commit");
+  }
+  check(git_index_write(idx), "git_index_write", quote(worktree.string()));
+  git_tree* tree_raw = nullptr;
+  check(git_tree_lookup(&tree_raw, repo.get(), &tree_id), "git_tree_lookup", oid_hex(&tree_id));
+  Tree tree(tree_raw);
+  git_signature* sig_raw = nullptr;
+  check(git_signature_now(&sig_raw, "kdispatch author", "author@kdispatch.invalid"), "git_signature_now", "author");
+  Sig sig(sig_raw);
+  git_oid id;
+  const git_commit* parents[] = {parent.get()};
+  check(git_commit_create(&id, repo.get(), "HEAD", sig.get(), sig.get(), "UTF-8", message.c_str(), tree.get(), 1,
+                          parents),
+        "git_commit_create", branch);
+  return {oid_hex(&id), message, static_cast<std::int64_t>(sig->when.time)};
+}
+
+std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes) {
+  Repo repo = open_repo(worktree);
+  git_object* head_tree = nullptr;
+  check(git_revparse_single(&head_tree, repo.get(), "HEAD^{tree}"), "git_revparse_single", "HEAD^{tree}");
+  Object owned(head_tree);
+  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+  git_diff* d = nullptr;
+  check(git_diff_tree_to_workdir_with_index(&d, repo.get(), reinterpret_cast<git_tree*>(head_tree), &opts),
+        "git_diff_tree_to_workdir_with_index", quote(worktree.string()));
+  Diff diff(d);
+  git_buf buf = GIT_BUF_INIT;
+  check(git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH), "git_diff_to_buf", quote(worktree.string()));
+  std::string out(buf.ptr, buf.size);
+  git_buf_dispose(&buf);
+  if (out.size() > max_bytes) {
+    out.resize(max_bytes);
+    out += "\n[diff cut at " + std::to_string(max_bytes) + " bytes]\n";
+  }
+  return out;
+}
+
+void snapshot_commit(const std::filesystem::path& repo_path, const std::string& sha,
+                     const std::filesystem::path& dest) {
+  if (std::filesystem::exists(dest)) throw Error("snapshot target " + quote(dest.string()) + " already exists");
+  Repo repo = open_repo(repo_path);
+  git_oid oid;
+  check(git_oid_fromstr(&oid, sha.c_str()), "git_oid_fromstr", quote(sha));
+  git_commit* c = nullptr;
+  check(git_commit_lookup(&c, repo.get(), &oid), "git_commit_lookup", sha);
+  Commit commit(c);
+  git_tree* t = nullptr;
+  check(git_commit_tree(&t, c), "git_commit_tree", sha);
+  Tree tree(t);
+  std::filesystem::create_directories(dest);
+  git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
+  co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX;
+  std::string target = dest.string();
+  co.target_directory = target.c_str();
+  check(git_checkout_tree(repo.get(), reinterpret_cast<const git_object*>(t), &co), "git_checkout_tree",
+        sha + " -> " + quote(target));
+}
+
+std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo_path, const std::string& branch,
+                                       const std::string& base) {
+  Repo repo = open_repo(repo_path);
+  git_revwalk* w = nullptr;
+  check(git_revwalk_new(&w, repo.get()), "git_revwalk_new", quote(repo_path.string()));
+  Walk walk(w);
+  git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+  check(git_revwalk_push_ref(w, ("refs/heads/" + branch).c_str()), "git_revwalk_push_ref", branch);
+  check(git_revwalk_hide_ref(w, ("refs/heads/" + base).c_str()), "git_revwalk_hide_ref", base);
+  std::vector<CommitInfo> out;
+  git_oid oid;
+  while (git_revwalk_next(&oid, w) == 0) {
+    git_commit* c = nullptr;
+    check(git_commit_lookup(&c, repo.get(), &oid), "git_commit_lookup", oid_hex(&oid));
+    Commit commit(c);
+    out.push_back({oid_hex(&oid), git_commit_message(c), static_cast<std::int64_t>(git_commit_time(c))});
+  }
+  return out;
+}
+
+std::pair<std::string, std::string> head_of(const std::filesystem::path& repo_path) {
+  Repo repo = open_repo(repo_path);
+  git_reference* head = nullptr;
+  check(git_repository_head(&head, repo.get()), "git_repository_head", quote(repo_path.string()));
+  Ref owned(head);
+  git_object* obj = nullptr;
+  check(git_reference_peel(&obj, head, GIT_OBJECT_COMMIT), "git_reference_peel", "HEAD");
+  Object owned_obj(obj);
+  std::string branch = git_repository_head_detached(repo.get()) == 1 ? "" : git_reference_shorthand(head);
+  return {oid_hex(git_object_id(obj)), branch};
+}
+
+}  // namespace kd::dispatcher::git

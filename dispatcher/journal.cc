@@ -1,0 +1,89 @@
+#include "dispatcher/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+
+#include "common/errors.h"
+#include "common/files.h"
+
+namespace kd::dispatcher {
+namespace {
+
+std::string now_utc() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+}  // namespace
+
+Journal::Journal(std::filesystem::path path) : path_(std::move(path)) {
+  std::string text;
+  if (std::filesystem::exists(path_)) text = read_file(path_);
+  size_t good_end = 0;
+  size_t line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    ++line_no;
+    if (nl == std::string::npos) {  // a torn last append: never acted on, so drop it
+      ++torn_;
+      break;
+    }
+    auto j = nlohmann::json::parse(text.begin() + static_cast<long>(pos), text.begin() + static_cast<long>(nl),
+                                   nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("seq") || !j.contains("type")) {
+      throw Error("journal " + quote(path_.string()) + " line " + std::to_string(line_no) + " is not a journal record");
+    }
+    JournalRecord r{j.value("seq", std::uint64_t{0}), j.value("ts", ""), j.value("type", ""),
+                    j.value("experiment", ""), j.value("data", nlohmann::json::object())};
+    if (r.seq != records_.size()) {
+      throw Error("journal " + quote(path_.string()) + " line " + std::to_string(line_no) + " has seq " +
+                  std::to_string(r.seq) + " where " + std::to_string(records_.size()) + " was expected");
+    }
+    records_.push_back(std::move(r));
+    pos = nl + 1;
+    good_end = pos;
+  }
+  std::filesystem::create_directories(path_.parent_path().empty() ? "." : path_.parent_path());
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_sys("open", quote(path_.string()), errno);
+  if (torn_ && ::ftruncate(fd_, static_cast<off_t>(good_end)) != 0) {
+    throw_sys("ftruncate", quote(path_.string()), errno);
+  }
+}
+
+Journal::~Journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const JournalRecord& Journal::append(const std::string& type, const std::string& experiment, nlohmann::json data) {
+  JournalRecord r{records_.size(), now_utc(), type, experiment, std::move(data)};
+  nlohmann::json j = {{"seq", r.seq}, {"ts", r.ts}, {"type", r.type}, {"experiment", r.experiment}, {"data", r.data}};
+  std::string line = j.dump() + "\n";
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_sys("write", quote(path_.string()), errno);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) throw_sys("fdatasync", quote(path_.string()), errno);
+  records_.push_back(std::move(r));
+  return records_.back();
+}
+
+}  // namespace kd::dispatcher

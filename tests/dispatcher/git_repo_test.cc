@@ -1,0 +1,140 @@
+// The family worktree on real repositories: fixtures are made with the git CLI, the code under
+// test uses libgit2, and every claim is checked from outside with the git CLI again.
+#include "dispatcher/git_repo.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/errors.h"
+#include "common/files.h"
+#include "tests/support/process.h"
+
+namespace kd::dispatcher::git {
+namespace {
+
+std::string git_out(const std::string& repo, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"git", "-C", repo};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = test::run_process(argv, "", {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@t"},
+                                        {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@t"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  return r.out;
+}
+
+class GitRepoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    home = dir / "raw/code/home";
+    std::filesystem::create_directories(home);
+    git_out(home, {"init", "-q", "-b", "main"});
+    write_file_atomic(home + "/reference.py", "def workload(x):\n    return x\n");
+    write_file_atomic(home + "/kernel.py", "def workload(x):\n    return x\n");
+    git_out(home, {"add", "-A"});
+    git_out(home, {"commit", "-q", "-m", "base"});
+    git_out(home, {"branch", "integration"});
+    main_sha = git_out(home, {"rev-parse", "HEAD"});
+  }
+
+  ExperimentRef ref(const std::string& exp) {
+    return {home, dir / "wiki/kernel_experiments/fam/pallas/.repo", "fam", exp, "integration", "p1"};
+  }
+
+  test::TempDir dir;
+  std::string home, main_sha;
+};
+
+TEST_F(GitRepoTest, WorktreeCommitDiffSnapshotLifecycle) {
+  WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
+  EXPECT_EQ(s.branch, "kernel/fam-v001");
+  EXPECT_TRUE(s.notes.empty());
+  std::string wt = s.worktree.string();
+  EXPECT_EQ(git_out(wt, {"rev-parse", "--abbrev-ref", "HEAD"}), "kernel/fam-v001");
+  // The shared checkout never moves.
+  EXPECT_EQ(git_out(home, {"rev-parse", "--abbrev-ref", "HEAD"}), "main");
+  EXPECT_EQ(git_out(home, {"rev-parse", "HEAD"}), main_sha);
+
+  write_file_atomic(wt + "/kernel.py", "def workload(x):\n    return x * 1\n");
+  write_file_atomic(wt + "/notes.txt", "new file\n");
+  std::string diff = diff_worktree(s.worktree, 1 << 20);
+  EXPECT_NE(diff.find("+    return x * 1"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("notes.txt"), std::string::npos) << diff;
+
+  CommitInfo c = commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): scale by one — 1.0x");
+  EXPECT_EQ(git_out(wt, {"rev-parse", "HEAD"}), c.sha);
+  EXPECT_EQ(git_out(wt, {"log", "-1", "--format=%s"}), "cand1(fam v001): scale by one — 1.0x");
+  EXPECT_EQ(git_out(wt, {"status", "--porcelain"}), "");
+  EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand2(fam v001): nothing — x"), Error);
+
+  auto commits = branch_commits(home, s.branch, "integration");
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0].sha, c.sha);
+  EXPECT_EQ(head_of(home).first, main_sha);
+
+  std::filesystem::path snap = dir / "snapshot";
+  snapshot_commit(home, c.sha, snap);
+  EXPECT_EQ(read_file(snap / "kernel.py"), "def workload(x):\n    return x * 1\n");
+  EXPECT_EQ(read_file(snap / "notes.txt"), "new file\n");
+  EXPECT_FALSE(std::filesystem::exists(snap / ".git"));
+  EXPECT_THROW(snapshot_commit(home, c.sha, snap), Error);  // never overwrites a snapshot
+}
+
+TEST_F(GitRepoTest, NextExperimentReusesTheWorktreeOnAFreshBranchFromIntegration) {
+  WorktreeSetup s1 = prepare_worktree(ref("v001"), std::nullopt);
+  write_file_atomic(s1.worktree / "kernel.py", "changed\n");
+  commit_all(s1.worktree, s1.gitdir, s1.branch, "cand1(fam v001): x — y");
+  WorktreeSetup s2 = prepare_worktree(ref("v002"), std::nullopt);
+  EXPECT_EQ(s2.branch, "kernel/fam-v002");
+  EXPECT_EQ(git_out(s2.worktree.string(), {"rev-parse", "--abbrev-ref", "HEAD"}), "kernel/fam-v002");
+  EXPECT_EQ(read_file(s2.worktree / "kernel.py"), "def workload(x):\n    return x\n");
+  // The v001 branch keeps its commit.
+  EXPECT_EQ(branch_commits(home, "kernel/fam-v001", "integration").size(), 1u);
+}
+
+TEST_F(GitRepoTest, DirtyWorktreeIsNeverSwitchedOver) {
+  WorktreeSetup s1 = prepare_worktree(ref("v001"), std::nullopt);
+  write_file_atomic(s1.worktree / "kernel.py", "uncommitted\n");
+  try {
+    prepare_worktree(ref("v002"), std::nullopt);
+    FAIL() << "switched over uncommitted work";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("uncommitted change"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(s1.worktree / "kernel.py"), "uncommitted\n");
+}
+
+TEST_F(GitRepoTest, ExistingBranchIsNeverResetButSuffixed) {
+  git_out(home, {"branch", "kernel/fam-v003", "integration"});
+  std::string before = git_out(home, {"rev-parse", "kernel/fam-v003"});
+  WorktreeSetup s = prepare_worktree(ref("v003"), std::nullopt);
+  EXPECT_EQ(s.branch, "kernel/fam-p1-v003");
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("kept untouched"), std::string::npos);
+  EXPECT_EQ(git_out(home, {"rev-parse", "kernel/fam-v003"}), before);
+  // Resuming picks the same branch again instead of making a third.
+  WorktreeSetup again = prepare_worktree(ref("v003"), s.branch);
+  EXPECT_EQ(again.branch, s.branch);
+}
+
+TEST_F(GitRepoTest, RedirectedDotGitIsRefused) {
+  WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
+  write_file_atomic(s.worktree / ".git", "gitdir: " + home + "/.git\n");
+  write_file_atomic(s.worktree / "kernel.py", "evil\n");
+  try {
+    commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y");
+    FAIL() << "committed through a redirected .git";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("redirected worktree"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(git_out(home, {"rev-parse", "HEAD"}), main_sha);
+}
+
+TEST_F(GitRepoTest, HugeFilesStayOutOfGit) {
+  WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
+  write_file_atomic(s.worktree / "trace.bin", std::string(4096, 'x'));
+  EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y", 1024), Error);
+}
+
+}  // namespace
+}  // namespace kd::dispatcher::git
