@@ -23,11 +23,13 @@ const Chip* ChipInventory::find(const std::string& id) const {
 
 std::vector<std::string> ChipInventory::ids() const {
   std::vector<std::string> out;
-  for (const auto& c : chips) out.push_back(c.id);
+  for (const auto& c : chips)
+    out.push_back(c.id);
   return out;
 }
 
-ChipInventory parse_chip_inventory(const std::string& json_text, const std::filesystem::path& source) {
+ChipInventory parse_chip_inventory(const std::string& json_text,
+                                   const std::filesystem::path& source) {
   const std::string file = source.filename().string();
   nlohmann::json doc;
   try {
@@ -59,10 +61,12 @@ ChipInventory parse_chip_inventory(const std::string& json_text, const std::file
     where += " (id \"" + c.id + "\")";
     if (!seen_ids.insert(c.id).second) throw Error(where + ": duplicate id");
     c.kind = j.value("kind", "tpu");
-    if (!kKinds.count(c.kind)) throw Error(where + ": kind \"" + c.kind + "\" is not tpu, gpu or cpu");
+    if (!kKinds.count(c.kind))
+      throw Error(where + ": kind \"" + c.kind + "\" is not tpu, gpu or cpu");
     c.lock = j.contains("lock") ? j["lock"].get<std::string>() : "/tmp/tpu-chip-" + c.id + ".lock";
     if (!c.lock.is_absolute()) throw Error(where + ": lock must be an absolute path");
-    if (!seen_locks.insert(c.lock.string()).second) throw Error(where + ": lock file shared with another chip");
+    if (!seen_locks.insert(c.lock.string()).second)
+      throw Error(where + ": lock file shared with another chip");
     if (j.contains("env")) {
       if (!j["env"].is_object()) throw Error(where + ": env must be an object of strings");
       for (const auto& [k, v] : j["env"].items()) {

@@ -13,9 +13,9 @@ namespace kd {
 
 struct Chip {
   std::string id;
-  std::string kind;                        // tpu | gpu | cpu
-  std::filesystem::path lock;              // flock(2) target; default /tmp/tpu-chip-<id>.lock
-  std::map<std::string, std::string> env;  // set for runs on this chip
+  std::string kind;                            // tpu | gpu | cpu
+  std::filesystem::path lock;                  // flock(2) target; default /tmp/tpu-chip-<id>.lock
+  std::map<std::string, std::string> env;      // set for runs on this chip
   std::vector<std::filesystem::path> devices;  // device nodes exposed to those runs only
 };
 
@@ -29,7 +29,8 @@ struct ChipInventory {
 
 // Parses and validates an inventory; throws kd::Error naming the file, the chip and the field
 // ("chips.json: chips[1] (id \"3\"): devices[0] must be an absolute path").
-ChipInventory parse_chip_inventory(const std::string& json_text, const std::filesystem::path& source);
+ChipInventory parse_chip_inventory(const std::string& json_text,
+                                   const std::filesystem::path& source);
 ChipInventory load_chip_inventory(const std::filesystem::path& path);
 
 // --chips FILE when given, else the default policies/chips.json.

@@ -9,6 +9,8 @@ std::filesystem::path policy_dir() {
   return KD_DEFAULT_POLICY_DIR;
 }
 
-std::filesystem::path policy_file(std::string_view relative) { return policy_dir() / relative; }
+std::filesystem::path policy_file(std::string_view relative) {
+  return policy_dir() / relative;
+}
 
 }  // namespace kd

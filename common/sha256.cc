@@ -17,7 +17,9 @@ Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
   }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+}
 
 void Sha256::update(std::string_view bytes) {
   EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
@@ -49,7 +51,9 @@ std::string to_hex(const Digest& digest) {
   return out;
 }
 
-std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
+std::string sha256_hex(std::string_view bytes) {
+  return to_hex(sha256(bytes));
+}
 
 std::string sha256_file_hex(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

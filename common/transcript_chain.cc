@@ -24,7 +24,9 @@ bool is_hex64(std::string_view s) {
   return true;
 }
 
-std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 
 }  // namespace
 
@@ -49,8 +51,10 @@ bool ChainVerifier::fail(std::string reason) {
 
 bool ChainVerifier::feed(std::string_view line) {
   if (failed()) return false;
-  if (!line.empty() && line.back() == '\r') return fail("carriage return at end of line (rewritten line endings)");
-  if (line.size() < kSealSize || line.substr(line.size() - kSealSize, kSealKey.size()) != kSealKey ||
+  if (!line.empty() && line.back() == '\r')
+    return fail("carriage return at end of line (rewritten line endings)");
+  if (line.size() < kSealSize ||
+      line.substr(line.size() - kSealSize, kSealKey.size()) != kSealKey ||
       line.substr(line.size() - 2) != "\"}") {
     return fail("no hash seal at the end of the line");
   }
@@ -78,14 +82,16 @@ bool ChainVerifier::feed(std::string_view line) {
   }
   std::string_view expected_prev = report_.lines == 0 ? kZeroHash : std::string_view(report_.head);
   if (prev != expected_prev) {
-    return fail("prev does not match the hash of the line before (a line was deleted, added or reordered)");
+    return fail(
+        "prev does not match the hash of the line before (a line was deleted, added or reordered)");
   }
   constexpr std::string_view kType = "\"type\":\"";
   size_t t = body.find(kType);
   size_t te = t == std::string_view::npos ? t : body.find('"', t + kType.size());
   if (te == std::string_view::npos) return fail("record has no type");
   std::string_view type = body.substr(t + kType.size(), te - t - kType.size());
-  if (report_.lines == 0 && type != "header") return fail("first record is \"" + std::string(type) + "\", not a header");
+  if (report_.lines == 0 && type != "header")
+    return fail("first record is \"" + std::string(type) + "\", not a header");
   if (report_.lines > 0 && type == "header") return fail("a second header");
   if (last_type_ == "end") return fail("record after the end record");
   last_type_ = type;

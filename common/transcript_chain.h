@@ -26,7 +26,8 @@ struct ChainRecord {
   std::string ts;       // RFC 3339 UTC timestamp
   std::string session;  // session id
   std::string role;     // author | verifier | ...
-  std::string type;     // header | request | response | tool_call | tool_result | violation | note | end
+  std::string
+      type;  // header | request | response | tool_call | tool_result | violation | note | end
   std::string data_json;  // compact JSON object
 };
 
@@ -36,10 +37,10 @@ std::string seal_chain_line(const ChainRecord& record, std::string* hash_hex);
 
 struct ChainReport {
   bool ok = false;
-  std::uint64_t lines = 0;       // complete lines read
-  std::string head;              // hash of the last good line
-  std::uint64_t broken_line = 0; // 1-based; 0 when ok
-  std::string reason;            // what is wrong with broken_line
+  std::uint64_t lines = 0;        // complete lines read
+  std::string head;               // hash of the last good line
+  std::uint64_t broken_line = 0;  // 1-based; 0 when ok
+  std::string reason;             // what is wrong with broken_line
 };
 
 // Incremental verifier: feed lines (without newline) in order, then finish().

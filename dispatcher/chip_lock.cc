@@ -13,7 +13,8 @@
 
 namespace kd::dispatcher {
 
-ChipLock::ChipLock(ChipLock&& other) noexcept : fd_(other.fd_), chip_id_(std::move(other.chip_id_)) {
+ChipLock::ChipLock(ChipLock&& other) noexcept
+    : fd_(other.fd_), chip_id_(std::move(other.chip_id_)) {
   other.fd_ = -1;
 }
 
@@ -45,7 +46,8 @@ std::optional<ChipLock> ChipLock::try_acquire(const Chip& chip) {
   }
 }
 
-boost::asio::awaitable<ChipLock> ChipLock::acquire(const Chip& chip, std::chrono::milliseconds poll) {
+boost::asio::awaitable<ChipLock> ChipLock::acquire(const Chip& chip,
+                                                   std::chrono::milliseconds poll) {
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   for (;;) {
     if (auto lock = try_acquire(chip)) co_return std::move(*lock);

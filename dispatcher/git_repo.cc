@@ -42,7 +42,8 @@ void init() {
 void check(int rc, const std::string& call, const std::string& object) {
   if (rc >= 0) return;
   const git_error* e = git_error_last();
-  throw Error(call + "(" + object + "): " + (e && e->message ? e->message : "libgit2 error " + std::to_string(rc)));
+  throw Error(call + "(" + object +
+              "): " + (e && e->message ? e->message : "libgit2 error " + std::to_string(rc)));
 }
 
 Repo open_repo(const std::filesystem::path& path) {
@@ -80,17 +81,20 @@ bool has_branch(git_repository* repo, const std::string& branch) {
 
 void create_branch(git_repository* repo, const std::string& branch, const git_commit* at) {
   git_reference* ref = nullptr;
-  check(git_branch_create(&ref, repo, branch.c_str(), at, /*force=*/0), "git_branch_create", quote(branch));
+  check(git_branch_create(&ref, repo, branch.c_str(), at, /*force=*/0), "git_branch_create",
+        quote(branch));
   git_reference_free(ref);
 }
 
 // Never reuse or reset a branch that exists (a prior campaign's durable record): suffix it.
-std::string free_branch_name(git_repository* repo, const ExperimentRef& ref, std::vector<std::string>& notes) {
+std::string free_branch_name(git_repository* repo, const ExperimentRef& ref,
+                             std::vector<std::string>& notes) {
   std::string wanted = "kernel/" + ref.slug + "-" + ref.experiment;
   if (!has_branch(repo, wanted)) return wanted;
   std::string tag = ref.campaign_tag.empty() ? "run" : ref.campaign_tag;
   for (int n = 1;; ++n) {
-    std::string name = "kernel/" + ref.slug + "-" + tag + (n > 1 ? "-" + std::to_string(n) : "") + "-" + ref.experiment;
+    std::string name = "kernel/" + ref.slug + "-" + tag + (n > 1 ? "-" + std::to_string(n) : "") +
+                       "-" + ref.experiment;
     if (!has_branch(repo, name)) {
       notes.push_back("branch " + wanted + " already exists and is kept untouched; using " + name);
       return name;
@@ -98,7 +102,9 @@ std::string free_branch_name(git_repository* repo, const ExperimentRef& ref, std
   }
 }
 
-std::string worktree_name(const ExperimentRef& ref) { return ref.slug; }
+std::string worktree_name(const ExperimentRef& ref) {
+  return ref.slug;
+}
 
 void require_clean(git_repository* repo, const std::filesystem::path& where) {
   git_status_options opts = GIT_STATUS_OPTIONS_INIT;
@@ -109,10 +115,12 @@ void require_clean(git_repository* repo, const std::filesystem::path& where) {
   size_t n = git_status_list_entrycount(list);
   if (n > 0) {
     const git_status_entry* e = git_status_byindex(list, 0);
-    const char* path = e->index_to_workdir ? e->index_to_workdir->old_file.path
-                                           : (e->head_to_index ? e->head_to_index->old_file.path : "?");
+    const char* path = e->index_to_workdir
+                           ? e->index_to_workdir->old_file.path
+                           : (e->head_to_index ? e->head_to_index->old_file.path : "?");
     throw Error("worktree " + quote(where.string()) + " has " + std::to_string(n) +
-                " uncommitted change(s) (first: " + path + "); refusing to switch branches over them");
+                " uncommitted change(s) (first: " + path +
+                "); refusing to switch branches over them");
   }
 }
 
@@ -127,13 +135,15 @@ void check_dot_git(const std::filesystem::path& worktree, const std::filesystem:
   ::close(fd);
   std::string content(buf, n > 0 ? static_cast<size_t>(n) : 0);
   auto strip = [](std::string p) {
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    while (p.size() > 1 && p.back() == '/')
+      p.pop_back();
     return p;
   };
   constexpr std::string_view kPrefix = "gitdir: ";
-  bool ok = content.size() > kPrefix.size() + 1 && content.compare(0, kPrefix.size(), kPrefix) == 0 &&
-            content.back() == '\n' &&
-            strip(content.substr(kPrefix.size(), content.size() - kPrefix.size() - 1)) == strip(gitdir.string());
+  bool ok = content.size() > kPrefix.size() + 1 &&
+            content.compare(0, kPrefix.size(), kPrefix) == 0 && content.back() == '\n' &&
+            strip(content.substr(kPrefix.size(), content.size() - kPrefix.size() - 1)) ==
+                strip(gitdir.string());
   if (!ok) {
     throw Error(quote(dot.string()) + " does not point at " + quote(gitdir.string()) +
                 "; refusing to run git on a redirected worktree");
@@ -147,11 +157,13 @@ bool branch_exists(const std::filesystem::path& repo, const std::string& branch)
   return has_branch(r.get(), branch);
 }
 
-WorktreeSetup prepare_worktree(const ExperimentRef& ref, const std::optional<std::string>& resume_branch) {
+WorktreeSetup prepare_worktree(const ExperimentRef& ref,
+                               const std::optional<std::string>& resume_branch) {
   Repo home = open_repo(ref.home_repo);
   WorktreeSetup out;
   out.worktree = ref.worktree;
-  out.gitdir = std::filesystem::path(git_repository_commondir(home.get())) / "worktrees" / worktree_name(ref);
+  out.gitdir = std::filesystem::path(git_repository_commondir(home.get())) / "worktrees" /
+               worktree_name(ref);
   out.gitdir = out.gitdir.lexically_normal();
 
   Commit base = branch_tip(home.get(), ref.integration_branch, quote(ref.home_repo.string()));
@@ -167,13 +179,15 @@ WorktreeSetup prepare_worktree(const ExperimentRef& ref, const std::optional<std
   if (!std::filesystem::exists(ref.worktree)) {
     std::filesystem::create_directories(ref.worktree.parent_path());
     git_reference* branch_ref = nullptr;
-    check(git_reference_lookup(&branch_ref, home.get(), refname.c_str()), "git_reference_lookup", refname);
+    check(git_reference_lookup(&branch_ref, home.get(), refname.c_str()), "git_reference_lookup",
+          refname);
     Ref owned(branch_ref);
     git_worktree_add_options opts = GIT_WORKTREE_ADD_OPTIONS_INIT;
     opts.ref = branch_ref;
     git_worktree* wt = nullptr;
-    check(git_worktree_add(&wt, home.get(), worktree_name(ref).c_str(), ref.worktree.c_str(), &opts),
-          "git_worktree_add", quote(ref.worktree.string()) + ", " + quote(out.branch));
+    check(
+        git_worktree_add(&wt, home.get(), worktree_name(ref).c_str(), ref.worktree.c_str(), &opts),
+        "git_worktree_add", quote(ref.worktree.string()) + ", " + quote(out.branch));
     Worktree owned_wt(wt);
     return out;
   }
@@ -188,21 +202,23 @@ WorktreeSetup prepare_worktree(const ExperimentRef& ref, const std::optional<std
   Commit tip = branch_tip(wt.get(), out.branch, quote(ref.worktree.string()));
   git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
   co.checkout_strategy = GIT_CHECKOUT_SAFE;
-  check(git_checkout_tree(wt.get(), reinterpret_cast<const git_object*>(tip.get()), &co), "git_checkout_tree",
-        quote(ref.worktree.string()) + ", " + quote(out.branch));
+  check(git_checkout_tree(wt.get(), reinterpret_cast<const git_object*>(tip.get()), &co),
+        "git_checkout_tree", quote(ref.worktree.string()) + ", " + quote(out.branch));
   check(git_repository_set_head(wt.get(), refname.c_str()), "git_repository_set_head", refname);
   return out;
 }
 
 CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
-                      const std::string& branch, const std::string& message, std::uint64_t max_file_bytes) {
+                      const std::string& branch, const std::string& message,
+                      std::uint64_t max_file_bytes) {
   check_dot_git(worktree, gitdir);
   Repo repo = open_repo(worktree);
   git_reference* head = nullptr;
   check(git_repository_head(&head, repo.get()), "git_repository_head", quote(worktree.string()));
   Ref owned_head(head);
   if (std::string("refs/heads/") + branch != git_reference_name(head)) {
-    throw Error("worktree " + quote(worktree.string()) + " is on " + git_reference_name(head) + ", not " + branch);
+    throw Error("worktree " + quote(worktree.string()) + " is on " + git_reference_name(head) +
+                ", not " + branch);
   }
   git_object* parent_obj = nullptr;
   check(git_reference_peel(&parent_obj, head, GIT_OBJECT_COMMIT), "git_reference_peel", branch);
@@ -213,14 +229,16 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
   Index index(idx);
   const char* everything[] = {"*"};
   git_strarray paths = {const_cast<char**>(everything), 1};
-  check(git_index_add_all(idx, &paths, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr), "git_index_add_all",
+  check(git_index_add_all(idx, &paths, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr),
+        "git_index_add_all", quote(worktree.string()));
+  check(git_index_update_all(idx, &paths, nullptr, nullptr), "git_index_update_all",
         quote(worktree.string()));
-  check(git_index_update_all(idx, &paths, nullptr, nullptr), "git_index_update_all", quote(worktree.string()));
   for (size_t i = 0; i < git_index_entrycount(idx); ++i) {
     const git_index_entry* e = git_index_get_byindex(idx, i);
     if (e->file_size > max_file_bytes) {
       throw Error("refusing to commit " + quote(e->path) + ": " + std::to_string(e->file_size) +
-                  " bytes is over the " + std::to_string(max_file_bytes) + "-byte limit (artifacts stay out of git)");
+                  " bytes is over the " + std::to_string(max_file_bytes) +
+                  "-byte limit (artifacts stay out of git)");
     }
   }
   git_oid tree_id;
@@ -233,12 +251,13 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
   check(git_tree_lookup(&tree_raw, repo.get(), &tree_id), "git_tree_lookup", oid_hex(&tree_id));
   Tree tree(tree_raw);
   git_signature* sig_raw = nullptr;
-  check(git_signature_now(&sig_raw, "kdispatch author", "author@kdispatch.invalid"), "git_signature_now", "author");
+  check(git_signature_now(&sig_raw, "kdispatch author", "author@kdispatch.invalid"),
+        "git_signature_now", "author");
   Sig sig(sig_raw);
   git_oid id;
   const git_commit* parents[] = {parent.get()};
-  check(git_commit_create(&id, repo.get(), "HEAD", sig.get(), sig.get(), "UTF-8", message.c_str(), tree.get(), 1,
-                          parents),
+  check(git_commit_create(&id, repo.get(), "HEAD", sig.get(), sig.get(), "UTF-8", message.c_str(),
+                          tree.get(), 1, parents),
         "git_commit_create", branch);
   return {oid_hex(&id), message, static_cast<std::int64_t>(sig->when.time)};
 }
@@ -246,16 +265,20 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
 std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes) {
   Repo repo = open_repo(worktree);
   git_object* head_tree = nullptr;
-  check(git_revparse_single(&head_tree, repo.get(), "HEAD^{tree}"), "git_revparse_single", "HEAD^{tree}");
+  check(git_revparse_single(&head_tree, repo.get(), "HEAD^{tree}"), "git_revparse_single",
+        "HEAD^{tree}");
   Object owned(head_tree);
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-  opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+  opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+               GIT_DIFF_SHOW_UNTRACKED_CONTENT;
   git_diff* d = nullptr;
-  check(git_diff_tree_to_workdir_with_index(&d, repo.get(), reinterpret_cast<git_tree*>(head_tree), &opts),
+  check(git_diff_tree_to_workdir_with_index(&d, repo.get(), reinterpret_cast<git_tree*>(head_tree),
+                                            &opts),
         "git_diff_tree_to_workdir_with_index", quote(worktree.string()));
   Diff diff(d);
   git_buf buf = GIT_BUF_INIT;
-  check(git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH), "git_diff_to_buf", quote(worktree.string()));
+  check(git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH), "git_diff_to_buf",
+        quote(worktree.string()));
   std::string out(buf.ptr, buf.size);
   git_buf_dispose(&buf);
   if (out.size() > max_bytes) {
@@ -267,7 +290,8 @@ std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max
 
 void snapshot_commit(const std::filesystem::path& repo_path, const std::string& sha,
                      const std::filesystem::path& dest) {
-  if (std::filesystem::exists(dest)) throw Error("snapshot target " + quote(dest.string()) + " already exists");
+  if (std::filesystem::exists(dest))
+    throw Error("snapshot target " + quote(dest.string()) + " already exists");
   Repo repo = open_repo(repo_path);
   git_oid oid;
   check(git_oid_fromstr(&oid, sha.c_str()), "git_oid_fromstr", quote(sha));
@@ -282,12 +306,12 @@ void snapshot_commit(const std::filesystem::path& repo_path, const std::string& 
   co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX;
   std::string target = dest.string();
   co.target_directory = target.c_str();
-  check(git_checkout_tree(repo.get(), reinterpret_cast<const git_object*>(t), &co), "git_checkout_tree",
-        sha + " -> " + quote(target));
+  check(git_checkout_tree(repo.get(), reinterpret_cast<const git_object*>(t), &co),
+        "git_checkout_tree", sha + " -> " + quote(target));
 }
 
-std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo_path, const std::string& branch,
-                                       const std::string& base) {
+std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo_path,
+                                       const std::string& branch, const std::string& base) {
   Repo repo = open_repo(repo_path);
   git_revwalk* w = nullptr;
   check(git_revwalk_new(&w, repo.get()), "git_revwalk_new", quote(repo_path.string()));
@@ -301,7 +325,8 @@ std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo_path, c
     git_commit* c = nullptr;
     check(git_commit_lookup(&c, repo.get(), &oid), "git_commit_lookup", oid_hex(&oid));
     Commit commit(c);
-    out.push_back({oid_hex(&oid), git_commit_message(c), static_cast<std::int64_t>(git_commit_time(c))});
+    out.push_back(
+        {oid_hex(&oid), git_commit_message(c), static_cast<std::int64_t>(git_commit_time(c))});
   }
   return out;
 }
@@ -314,7 +339,8 @@ std::pair<std::string, std::string> head_of(const std::filesystem::path& repo_pa
   git_object* obj = nullptr;
   check(git_reference_peel(&obj, head, GIT_OBJECT_COMMIT), "git_reference_peel", "HEAD");
   Object owned_obj(obj);
-  std::string branch = git_repository_head_detached(repo.get()) == 1 ? "" : git_reference_shorthand(head);
+  std::string branch =
+      git_repository_head_detached(repo.get()) == 1 ? "" : git_reference_shorthand(head);
   return {oid_hex(git_object_id(obj)), branch};
 }
 

@@ -12,26 +12,28 @@
 namespace kd::dispatcher::git {
 
 struct WorktreeSetup {
-  std::string branch;                 // kernel/<slug>-v<NNN>, or the suffixed name on collision
+  std::string branch;  // kernel/<slug>-v<NNN>, or the suffixed name on collision
   std::filesystem::path worktree;
-  std::filesystem::path gitdir;       // <home>/.git/worktrees/<name>: what the worktree's .git names
-  std::string base_commit;            // the integration branch's tip the branch started from
-  std::vector<std::string> notes;     // e.g. "branch kernel/x-v001 exists (a prior campaign's); using ..."
+  std::filesystem::path gitdir;  // <home>/.git/worktrees/<name>: what the worktree's .git names
+  std::string base_commit;       // the integration branch's tip the branch started from
+  std::vector<std::string>
+      notes;  // e.g. "branch kernel/x-v001 exists (a prior campaign's); using ..."
 };
 
 struct ExperimentRef {
-  std::filesystem::path home_repo;    // raw/code/<home_repo>
-  std::filesystem::path worktree;     // wiki/kernel_experiments/<slug>/pallas/.repo
+  std::filesystem::path home_repo;  // raw/code/<home_repo>
+  std::filesystem::path worktree;   // wiki/kernel_experiments/<slug>/pallas/.repo
   std::string slug;
-  std::string experiment;             // vNNN
+  std::string experiment;  // vNNN
   std::string integration_branch;
-  std::string campaign_tag;           // used to suffix a colliding branch name
+  std::string campaign_tag;  // used to suffix a colliding branch name
 };
 
 // Creates the worktree (first experiment) or checks out a fresh branch in it (tree clean first).
 // `resume_branch` reuses a branch this campaign already made. Throws kd::Error naming the
 // repository, the branch and the problem.
-WorktreeSetup prepare_worktree(const ExperimentRef& ref, const std::optional<std::string>& resume_branch);
+WorktreeSetup prepare_worktree(const ExperimentRef& ref,
+                               const std::optional<std::string>& resume_branch);
 
 struct CommitInfo {
   std::string sha;

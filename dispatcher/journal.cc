@@ -16,12 +16,13 @@ namespace {
 std::string now_utc() {
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return buf;
 }
 
@@ -39,16 +40,18 @@ Journal::Journal(std::filesystem::path path) : path_(std::move(path)) {
       ++torn_;
       break;
     }
-    auto j = nlohmann::json::parse(text.begin() + static_cast<long>(pos), text.begin() + static_cast<long>(nl),
-                                   nullptr, false);
+    auto j = nlohmann::json::parse(text.begin() + static_cast<long>(pos),
+                                   text.begin() + static_cast<long>(nl), nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("seq") || !j.contains("type")) {
-      throw Error("journal " + quote(path_.string()) + " line " + std::to_string(line_no) + " is not a journal record");
+      throw Error("journal " + quote(path_.string()) + " line " + std::to_string(line_no) +
+                  " is not a journal record");
     }
     JournalRecord r{j.value("seq", std::uint64_t{0}), j.value("ts", ""), j.value("type", ""),
                     j.value("experiment", ""), j.value("data", nlohmann::json::object())};
     if (r.seq != records_.size()) {
-      throw Error("journal " + quote(path_.string()) + " line " + std::to_string(line_no) + " has seq " +
-                  std::to_string(r.seq) + " where " + std::to_string(records_.size()) + " was expected");
+      throw Error("journal " + quote(path_.string()) + " line " + std::to_string(line_no) +
+                  " has seq " + std::to_string(r.seq) + " where " +
+                  std::to_string(records_.size()) + " was expected");
     }
     records_.push_back(std::move(r));
     pos = nl + 1;
@@ -66,9 +69,14 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-const JournalRecord& Journal::append(const std::string& type, const std::string& experiment, nlohmann::json data) {
+const JournalRecord& Journal::append(const std::string& type, const std::string& experiment,
+                                     nlohmann::json data) {
   JournalRecord r{records_.size(), now_utc(), type, experiment, std::move(data)};
-  nlohmann::json j = {{"seq", r.seq}, {"ts", r.ts}, {"type", r.type}, {"experiment", r.experiment}, {"data", r.data}};
+  nlohmann::json j = {{"seq", r.seq},
+                      {"ts", r.ts},
+                      {"type", r.type},
+                      {"experiment", r.experiment},
+                      {"data", r.data}};
   std::string line = j.dump() + "\n";
   const char* p = line.data();
   size_t left = line.size();

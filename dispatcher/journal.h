@@ -32,7 +32,8 @@ class Journal {
   const std::filesystem::path& path() const { return path_; }
 
   // Appends and fsyncs; returns the record as written.
-  const JournalRecord& append(const std::string& type, const std::string& experiment, nlohmann::json data);
+  const JournalRecord& append(const std::string& type, const std::string& experiment,
+                              nlohmann::json data);
 
  private:
   std::filesystem::path path_;

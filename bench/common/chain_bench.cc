@@ -15,7 +15,8 @@ std::vector<std::string> make_chain(size_t lines, size_t payload) {
   std::string data = "{\"text\":\"" + std::string(payload, 'x') + "\"}";
   for (size_t i = 0; i < lines; ++i) {
     const char* type = i == 0 ? "header" : (i + 1 == lines ? "end" : "tool_result");
-    out.push_back(kd::seal_chain_line({i, prev, "2026-12-02T00:00:00Z", "s", "author", type, data}, &prev));
+    out.push_back(
+        kd::seal_chain_line({i, prev, "2026-12-02T00:00:00Z", "s", "author", type, data}, &prev));
   }
   return out;
 }
@@ -23,10 +24,12 @@ std::vector<std::string> make_chain(size_t lines, size_t payload) {
 void BM_ChainVerify(benchmark::State& state) {
   auto lines = make_chain(4096, static_cast<size_t>(state.range(0)));
   size_t bytes = 0;
-  for (const auto& l : lines) bytes += l.size() + 1;
+  for (const auto& l : lines)
+    bytes += l.size() + 1;
   for (auto _ : state) {
     kd::ChainVerifier v;
-    for (const auto& l : lines) v.feed(l);
+    for (const auto& l : lines)
+      v.feed(l);
     benchmark::DoNotOptimize(v.finish(true));
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));

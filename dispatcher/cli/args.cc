@@ -40,7 +40,8 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
       name.resize(eq);
       inline_value = true;
     }
-    auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptSpec& s) { return s.name == name; });
+    auto spec =
+        std::find_if(specs.begin(), specs.end(), [&](const OptSpec& s) { return s.name == name; });
     if (spec == specs.end()) throw UsageError("unknown option --" + name);
     if (!spec->takes_value) {
       if (inline_value) throw UsageError("option --" + name + " takes no value");

@@ -15,8 +15,8 @@ class UsageError : public std::runtime_error {
 };
 
 struct OptSpec {
-  std::string name;          // without the leading "--"
-  bool takes_value = true;   // false: a boolean switch
+  std::string name;         // without the leading "--"
+  bool takes_value = true;  // false: a boolean switch
   bool repeatable = false;
 };
 

@@ -10,7 +10,8 @@ namespace kd::cli {
 // kdispatch transcript verify FILE: 0 when the chain is intact and ends with an end record.
 int cmd_transcript(const Args& args) {
   ParsedArgs p = parse_args(args, {});
-  if (p.positional.size() != 2 || p.positional[0] != "verify") throw UsageError("expected: verify FILE");
+  if (p.positional.size() != 2 || p.positional[0] != "verify")
+    throw UsageError("expected: verify FILE");
   ChainReport r = verify_chain_file(p.positional[1]);
   if (!r.ok) {
     std::printf("BROKEN %s line %llu: %s\n", p.positional[1].c_str(),

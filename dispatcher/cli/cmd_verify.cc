@@ -4,6 +4,8 @@
 namespace kd::cli {
 
 // Placeholder until this command's issue lands.
-int cmd_verify(const Args&) { throw Error("not implemented yet"); }
+int cmd_verify(const Args&) {
+  throw Error("not implemented yet");
+}
 
 }  // namespace kd::cli

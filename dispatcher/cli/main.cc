@@ -26,7 +26,8 @@ const Command kCommands[] = {
     {"brief", kd::cli::cmd_brief,
      "brief --wiki DIR --family SLUG --experiment vNNN [--json] [--out FILE]"},
     {"sandbox", kd::cli::cmd_sandbox,
-     "sandbox exec --worktree DIR [--profile author|verifier|FILE] [--ro PATH]... [--mask PATH]...\n"
+     "sandbox exec --worktree DIR [--profile author|verifier|FILE] [--ro PATH]... [--mask "
+     "PATH]...\n"
      "                [--chip ID] [--chips FILE] [--timeout S] [--json] -- CMD [ARG...]"},
     {"author", kd::cli::cmd_author,
      "author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]\n"
@@ -48,11 +49,13 @@ const Command kCommands[] = {
 
 void print_help(std::FILE* out) {
   std::fprintf(out, "usage: kdispatch COMMAND [OPTIONS]\n\ncommands:\n");
-  for (const auto& c : kCommands) std::fprintf(out, "  kdispatch %.*s\n", int(c.usage.size()), c.usage.data());
+  for (const auto& c : kCommands)
+    std::fprintf(out, "  kdispatch %.*s\n", int(c.usage.size()), c.usage.data());
   std::fprintf(out, "\n%.*s\n", int(kModel.size()), kModel.data());
-  std::fprintf(out,
-               "\nexit status: 0 success, 1 advisory findings, 2 refused / gate failed / violations,\n"
-               "64 usage error, 70 internal error\n");
+  std::fprintf(
+      out,
+      "\nexit status: 0 success, 1 advisory findings, 2 refused / gate failed / violations,\n"
+      "64 usage error, 70 internal error\n");
 }
 
 }  // namespace

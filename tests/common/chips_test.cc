@@ -33,15 +33,18 @@ TEST(Chips, ParsesFieldsAndDefaultsTheLockPath) {
 
 TEST(Chips, BadInventoriesAreRefusedNamingChipAndField) {
   EXPECT_EQ(error_of("[]"), "chips.json: expected an object with a \"chips\" array");
-  EXPECT_EQ(error_of(R"({"chips":[{"kind":"tpu"}]})"), "chips.json: chips[0]: \"id\" must be a non-empty string");
+  EXPECT_EQ(error_of(R"({"chips":[{"kind":"tpu"}]})"),
+            "chips.json: chips[0]: \"id\" must be a non-empty string");
   EXPECT_EQ(error_of(R"({"chips":[{"id":"1","kind":"fpga"}]})"),
             "chips.json: chips[0] (id \"1\"): kind \"fpga\" is not tpu, gpu or cpu");
-  EXPECT_EQ(error_of(R"({"chips":[{"id":"1"},{"id":"1"}]})"), "chips.json: chips[1] (id \"1\"): duplicate id");
+  EXPECT_EQ(error_of(R"({"chips":[{"id":"1"},{"id":"1"}]})"),
+            "chips.json: chips[1] (id \"1\"): duplicate id");
   EXPECT_EQ(error_of(R"({"chips":[{"id":"1","devices":["accel0"]}]})"),
             "chips.json: chips[0] (id \"1\"): devices[0] must be an absolute path");
   EXPECT_EQ(error_of(R"({"chips":[{"id":"1","lock":"/l"},{"id":"2","lock":"/l"}]})"),
             "chips.json: chips[1] (id \"2\"): lock file shared with another chip");
-  EXPECT_EQ(error_of(R"({"chips":[{"id":"1","colour":"red"}]})"), "chips.json: chips[0]: unknown field \"colour\"");
+  EXPECT_EQ(error_of(R"({"chips":[{"id":"1","colour":"red"}]})"),
+            "chips.json: chips[0]: unknown field \"colour\"");
   EXPECT_NE(error_of("{"), "accepted");
 }
 

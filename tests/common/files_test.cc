@@ -1,7 +1,6 @@
 #include "common/files.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,7 +11,8 @@ namespace kd {
 namespace {
 
 TEST(Files, AtomicWriteThenReadRoundTrips) {
-  auto dir = std::filesystem::temp_directory_path() / ("kd_files_test." + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("kd_files_test." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto path = dir / "f.txt";
   write_file_atomic(path, "first");

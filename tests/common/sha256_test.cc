@@ -1,7 +1,6 @@
 #include "common/sha256.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,7 +24,8 @@ TEST(Sha256, StreamingEqualsOneShotAndResets) {
 }
 
 TEST(Sha256, FileDigestMatchesContent) {
-  auto path = std::filesystem::temp_directory_path() / ("kd_sha256_test." + std::to_string(::getpid()));
+  auto path =
+      std::filesystem::temp_directory_path() / ("kd_sha256_test." + std::to_string(::getpid()));
   std::string content(200000, 'x');
   content[12345] = 'y';
   std::ofstream(path, std::ios::binary) << content;

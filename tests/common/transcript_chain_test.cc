@@ -14,11 +14,17 @@ namespace kd {
 namespace {
 
 std::vector<std::string> make_lines() {
-  std::vector<std::string> types = {"header", "request", "response", "tool_call", "tool_result", "end"};
+  std::vector<std::string> types = {"header",    "request",     "response",
+                                    "tool_call", "tool_result", "end"};
   std::vector<std::string> lines;
   std::string prev(kZeroHash);
   for (size_t i = 0; i < types.size(); ++i) {
-    ChainRecord r{i, prev, "2026-12-02T12:00:0" + std::to_string(i) + "Z", "s1", "author", types[i],
+    ChainRecord r{i,
+                  prev,
+                  "2026-12-02T12:00:0" + std::to_string(i) + "Z",
+                  "s1",
+                  "author",
+                  types[i],
                   "{\"n\":" + std::to_string(i) + ",\"text\":\"type\\\":\\\"x\"}"};
     lines.push_back(seal_chain_line(r, &prev));
   }
@@ -27,7 +33,8 @@ std::vector<std::string> make_lines() {
 
 std::string join(const std::vector<std::string>& lines) {
   std::string out;
-  for (const auto& l : lines) out += l + "\n";
+  for (const auto& l : lines)
+    out += l + "\n";
   return out;
 }
 
@@ -99,7 +106,8 @@ TEST(TranscriptChain, MultiMegabyteLinesStream) {
   std::string big(5 << 20, 'z');
   std::vector<std::string> lines;
   lines.push_back(seal_chain_line({0, prev, "t", "s", "author", "header", "{}"}, &prev));
-  lines.push_back(seal_chain_line({1, prev, "t", "s", "author", "tool_result", "{\"out\":\"" + big + "\"}"}, &prev));
+  lines.push_back(seal_chain_line(
+      {1, prev, "t", "s", "author", "tool_result", "{\"out\":\"" + big + "\"}"}, &prev));
   lines.push_back(seal_chain_line({2, prev, "t", "s", "author", "end", "{}"}, &prev));
   ChainReport r = verify_text(join(lines));
   EXPECT_TRUE(r.ok) << r.reason;

@@ -8,7 +8,8 @@ namespace {
 const std::vector<OptSpec> kSpecs = {{"wiki"}, {"json", false}, {"ro", true, true}};
 
 TEST(Args, ParsesValuesSwitchesRepeatsAndRest) {
-  ParsedArgs p = parse_args({"exec", "--wiki", "w", "--json", "--ro=a", "--ro", "b", "--", "ls", "--wiki"}, kSpecs);
+  ParsedArgs p = parse_args(
+      {"exec", "--wiki", "w", "--json", "--ro=a", "--ro", "b", "--", "ls", "--wiki"}, kSpecs);
   EXPECT_EQ(p.positional, std::vector<std::string>{"exec"});
   EXPECT_EQ(p.get("wiki"), "w");
   EXPECT_TRUE(p.has("json"));

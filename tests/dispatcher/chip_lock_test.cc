@@ -8,8 +8,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <thread>
 
@@ -22,14 +22,17 @@ namespace {
 
 pid_t spawn(std::vector<std::string> argv) {
   std::vector<char*> a;
-  for (auto& s : argv) a.push_back(s.data());
+  for (auto& s : argv)
+    a.push_back(s.data());
   a.push_back(nullptr);
   pid_t pid = 0;
   EXPECT_EQ(posix_spawnp(&pid, a[0], nullptr, nullptr, a.data(), environ), 0);
   return pid;
 }
 
-Chip chip_at(const std::string& lock) { return Chip{"9", "cpu", lock, {}, {}}; }
+Chip chip_at(const std::string& lock) {
+  return Chip{"9", "cpu", lock, {}, {}};
+}
 
 TEST(ChipLock, ExcludesAndIsExcludedByManualFlock) {
   test::TempDir dir;
@@ -57,11 +60,14 @@ TEST(ChipLock, WaitsAsynchronouslyForAManualHolder) {
   boost::asio::io_context io;
   bool got = false, other_work_ran = false;
   auto start = std::chrono::steady_clock::now();
-  boost::asio::co_spawn(io, [&]() -> boost::asio::awaitable<void> {
-    ChipLock lock = co_await ChipLock::acquire(chip);
-    got = true;
-    EXPECT_EQ(lock.chip_id(), "9");
-  }, boost::asio::detached);
+  boost::asio::co_spawn(
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        ChipLock lock = co_await ChipLock::acquire(chip);
+        got = true;
+        EXPECT_EQ(lock.chip_id(), "9");
+      },
+      boost::asio::detached);
   // The I/O thread stays free for other sessions while the lock is awaited.
   boost::asio::post(io, [&] { other_work_ran = true; });
   io.run();
@@ -77,9 +83,11 @@ TEST(ChipLock, CrashedHolderReleasesTheChip) {
   test::TempDir dir;
   Chip chip = chip_at(dir / "chip.lock");
   // A single-process holder, so kill -9 really ends every holder of the descriptor.
-  pid_t holder = spawn({"python3", "-c",
-                        "import fcntl,sys,time\nf=open(sys.argv[1],'w')\nfcntl.flock(f,fcntl.LOCK_EX)\ntime.sleep(60)",
-                        chip.lock.string()});
+  pid_t holder = spawn(
+      {"python3", "-c",
+       "import "
+       "fcntl,sys,time\nf=open(sys.argv[1],'w')\nfcntl.flock(f,fcntl.LOCK_EX)\ntime.sleep(60)",
+       chip.lock.string()});
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (ChipLock::try_acquire(chip).has_value()) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline);

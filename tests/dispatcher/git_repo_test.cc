@@ -16,10 +16,14 @@ namespace {
 std::string git_out(const std::string& repo, std::vector<std::string> args) {
   std::vector<std::string> argv = {"git", "-C", repo};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_process(argv, "", {{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@t"},
-                                        {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@t"}});
+  auto r = test::run_process(argv, "",
+                             {{"GIT_AUTHOR_NAME", "t"},
+                              {"GIT_AUTHOR_EMAIL", "t@t"},
+                              {"GIT_COMMITTER_NAME", "t"},
+                              {"GIT_COMMITTER_EMAIL", "t@t"}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  while (!r.out.empty() && r.out.back() == '\n')
+    r.out.pop_back();
   return r.out;
 }
 
@@ -38,7 +42,8 @@ class GitRepoTest : public ::testing::Test {
   }
 
   ExperimentRef ref(const std::string& exp) {
-    return {home, dir / "wiki/kernel_experiments/fam/pallas/.repo", "fam", exp, "integration", "p1"};
+    return {home, dir / "wiki/kernel_experiments/fam/pallas/.repo", "fam", exp, "integration",
+            "p1"};
   }
 
   test::TempDir dir;
@@ -86,7 +91,8 @@ TEST_F(GitRepoTest, NextExperimentReusesTheWorktreeOnAFreshBranchFromIntegration
   commit_all(s1.worktree, s1.gitdir, s1.branch, "cand1(fam v001): x — y");
   WorktreeSetup s2 = prepare_worktree(ref("v002"), std::nullopt);
   EXPECT_EQ(s2.branch, "kernel/fam-v002");
-  EXPECT_EQ(git_out(s2.worktree.string(), {"rev-parse", "--abbrev-ref", "HEAD"}), "kernel/fam-v002");
+  EXPECT_EQ(git_out(s2.worktree.string(), {"rev-parse", "--abbrev-ref", "HEAD"}),
+            "kernel/fam-v002");
   EXPECT_EQ(read_file(s2.worktree / "kernel.py"), "def workload(x):\n    return x\n");
   // The v001 branch keeps its commit.
   EXPECT_EQ(branch_commits(home, "kernel/fam-v001", "integration").size(), 1u);

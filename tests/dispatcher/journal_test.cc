@@ -35,7 +35,8 @@ TEST(Journal, AppendsReplaysAndDropsATornTail) {
 TEST(Journal, CorruptMiddleLineIsAnErrorNamingIt) {
   test::TempDir dir;
   auto path = std::filesystem::path(dir.path()) / "journal.jsonl";
-  write_file_atomic(path, "{\"seq\":0,\"type\":\"dispatched\"}\nnot json\n{\"seq\":2,\"type\":\"x\"}\n");
+  write_file_atomic(path,
+                    "{\"seq\":0,\"type\":\"dispatched\"}\nnot json\n{\"seq\":2,\"type\":\"x\"}\n");
   try {
     Journal j(path);
     FAIL();

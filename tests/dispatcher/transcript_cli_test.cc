@@ -12,7 +12,9 @@ std::string transcript() {
   std::string prev(kZeroHash), text;
   const char* types[] = {"header", "note", "end"};
   for (std::uint64_t i = 0; i < 3; ++i) {
-    text += seal_chain_line({i, prev, "2026-12-02T00:00:00Z", "s", "author", types[i], "{}"}, &prev) + "\n";
+    text +=
+        seal_chain_line({i, prev, "2026-12-02T00:00:00Z", "s", "author", types[i], "{}"}, &prev) +
+        "\n";
   }
   return text;
 }

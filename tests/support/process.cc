@@ -33,11 +33,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     std::string kv = *e;
     if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
   }
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+  for (const auto& [k, v] : env)
+    envs.push_back(k + "=" + v);
   std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : argv)
+    cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  for (const auto& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
+  for (const auto& e : envs)
+    cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
 
   pid_t pid = 0;

@@ -19,7 +19,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
                           const std::map<std::string, std::string>& env = {});
 
 // Runs the kdispatch binary built alongside the tests.
-ProcessResult run_kdispatch(const std::vector<std::string>& args, const std::string& stdin_text = "",
+ProcessResult run_kdispatch(const std::vector<std::string>& args,
+                            const std::string& stdin_text = "",
                             const std::map<std::string, std::string>& env = {});
 
 // A fresh directory under the temp dir, removed when the object goes away.
