@@ -2,11 +2,13 @@
 // `flock /tmp/tpu-chip-N.lock ...` by hand respect each other, and a crashed holder releases.
 #pragma once
 
+// Boost 1.74 awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without including it
 
 #include "common/chips.h"
 
