@@ -1,0 +1,40 @@
+// Filing an experiment (program.md K7), only with --file: the stub page gets its status flipped,
+// its verdict and receipt stamped in the front matter, and sections appended after the
+// pre-registered text, which is never touched; the family's RESULTS.tsv gets one row.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kd::dispatcher {
+
+struct FilingInput {
+  std::string verdict;  // supported | refuted | inconclusive | invalid
+  std::vector<std::string> reasons;
+  std::string receipt_path;  // relative to the wiki root
+  std::string receipt_sha256;
+  std::string ledger_markdown;    // the author's ledger: loaded: line + fixed-column table
+  std::string final_candidate;    // path + SHA + mechanism paragraph, as the author reported
+  std::string verifier_sections;  // pasted verbatim
+  std::vector<std::string> transcript_heads;  // "author <hex>", "verifier <hex>"
+};
+
+// Returns the filed page. Throws kd::Error when the page has no front matter, is not
+// `status: in_progress`, or already carries a verdict.
+std::string file_page(std::string_view page, const FilingInput& in);
+
+struct ResultsRow {
+  std::string exp_id, date, p50_ms, speedup, tflops, roofline_util, parity, klass, activity, status,
+      description;
+};
+
+inline constexpr std::string_view kResultsHeader =
+    "exp_id\tdate\tp50_ms\tspeedup\ttflops\troofline_"
+    "util\tparity\tclass\tactivity\tstatus\tdescription";
+
+// The ledger with one more row (the header first when the ledger is new). Tabs and newlines in
+// fields become spaces so a row stays one row.
+std::string append_results_row(std::string_view existing_tsv, const ResultsRow& row);
+
+}  // namespace kd::dispatcher
