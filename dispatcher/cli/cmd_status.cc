@@ -1,11 +1,59 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
 #include "common/errors.h"
+#include "common/exit_codes.h"
+#include "dispatcher/campaign_state.h"
+#include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
 
 namespace kd::cli {
+namespace {
 
-// Placeholder until this command's issue lands.
-int cmd_status(const Args&) {
-  throw Error("not implemented yet");
+std::string now_ts() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+}  // namespace
+
+// kdispatch status [--run-root DIR]: one line per experiment of every campaign under the root.
+int cmd_status(const Args& args) {
+  ParsedArgs p = parse_args(args, {{"run-root"}});
+  if (!p.positional.empty()) throw UsageError("unexpected argument " + p.positional[0]);
+  std::filesystem::path root = p.get("run-root", "run-root");
+  if (!std::filesystem::is_directory(root))
+    throw UsageError("run root " + quote(root.string()) + " is not a directory");
+  std::vector<std::filesystem::path> journals;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (std::filesystem::is_regular_file(entry.path() / "journal.jsonl"))
+      journals.push_back(entry.path() / "journal.jsonl");
+  }
+  std::sort(journals.begin(), journals.end());
+  if (journals.empty()) {
+    std::printf("no campaigns under %s\n", root.c_str());
+    return kExitOk;
+  }
+  std::string now = now_ts();
+  for (const auto& path : journals) {
+    dispatcher::Journal journal(path);
+    auto states = dispatcher::fold_journal(journal.records());
+    size_t done = 0;
+    for (const auto& s : states)
+      done += s.done();
+    std::printf("campaign %s: %zu experiments, %zu done\n", path.parent_path().filename().c_str(),
+                states.size(), done);
+    for (const auto& s : states)
+      std::printf("  %s\n", dispatcher::status_line(s, now).c_str());
+  }
+  return kExitOk;
 }
 
 }  // namespace kd::cli

@@ -1,0 +1,77 @@
+#include "dispatcher/campaign_state.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace kd::dispatcher {
+namespace {
+
+// Seconds since the epoch of "YYYY-MM-DDTHH:MM:SS[.mmm]Z"; 0 when it does not parse.
+double parse_ts(const std::string& ts) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(ts.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) < 6) {
+    return 0;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm)) + ms / 1000.0;
+}
+
+}  // namespace
+
+std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& records) {
+  std::vector<ExperimentState> out;
+  std::map<std::string, size_t> index;
+  for (const auto& r : records) {
+    auto [it, inserted] = index.try_emplace(r.experiment, out.size());
+    if (inserted) {
+      out.emplace_back();
+      out.back().experiment = r.experiment;
+      out.back().first_ts = r.ts;
+    }
+    ExperimentState& s = out[it->second];
+    s.phase = r.type;
+    s.last_ts = r.ts;
+    const auto& d = r.data;
+    if (r.type == rec::kDispatched) {
+      s.chip = d.value("chip", "");
+      s.branch = d.value("branch", "");
+      s.run_dir = d.value("run_dir", "");
+    } else if (r.type == rec::kAuthorTurn) {
+      s.turns = d.value("turn", s.turns);
+      s.input_tokens = d.value("input_tokens", s.input_tokens);
+      s.output_tokens = d.value("output_tokens", s.output_tokens);
+      s.cost_usd = d.value("cost_usd", s.cost_usd);
+    } else if (r.type == rec::kCommitted) {
+      s.commits.push_back(d);
+    } else if (r.type == rec::kFinished) {
+      s.finished = d;
+    } else if (r.type == rec::kVerifyStarted) {
+      s.chip = d.value("chip", s.chip);
+    } else if (r.type == rec::kReceiptValidated) {
+      s.receipt = d;
+    } else if (r.type == rec::kVerdict) {
+      s.verdict = d.value("verdict", "");
+    } else if (r.type == rec::kRefused) {
+      s.verdict = "refused";
+    }
+  }
+  return out;
+}
+
+std::string status_line(const ExperimentState& s, const std::string& now_ts) {
+  double start = parse_ts(s.first_ts);
+  double end = parse_ts(s.done() ? s.last_ts : now_ts);
+  double elapsed = start > 0 && end >= start ? end - start : 0;
+  std::string phase = s.verdict.empty() ? s.phase : s.phase + " (" + s.verdict + ")";
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%-28s %-24s chip %-4s turns %3d tokens %8ld cost $%7.3f elapsed %6.0fs",
+                s.experiment.c_str(), phase.c_str(), s.chip.empty() ? "-" : s.chip.c_str(), s.turns,
+                s.input_tokens + s.output_tokens, s.cost_usd, elapsed);
+  return buf;
+}
+
+}  // namespace kd::dispatcher

@@ -1,0 +1,49 @@
+// The state of every experiment of a campaign, folded from its journal (DESIGN §10). The same
+// fold serves `kdispatch status` and `kdispatch run --resume`.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dispatcher/journal.h"
+
+namespace kd::dispatcher {
+
+// Journal record types, in pipeline order.
+namespace rec {
+inline constexpr const char* kDispatched = "dispatched";   // branch, worktree, chip, run_dir, brief
+inline constexpr const char* kAuthorTurn = "author_turn";  // turn, tokens, cost
+inline constexpr const char* kCommitted = "committed";     // candidate, sha, message
+inline constexpr const char* kFinished = "finished";       // end_reason, final sha, head
+inline constexpr const char* kVerifyStarted = "verify_started";  // chip, snapshot sha
+inline constexpr const char* kReceiptValidated = "receipt_validated";
+inline constexpr const char* kVerdict = "verdict";  // verdict, reasons
+inline constexpr const char* kRefused = "refused";  // the brief was refused
+}  // namespace rec
+
+struct ExperimentState {
+  std::string experiment;  // <slug>/vNNN
+  std::string phase;       // the last record type
+  std::string chip;
+  std::string branch;
+  std::string run_dir;
+  int turns = 0;
+  long input_tokens = 0, output_tokens = 0;
+  double cost_usd = 0;
+  std::vector<nlohmann::json> commits;  // committed records' data, in order
+  std::string first_ts, last_ts;
+  nlohmann::json finished;  // the finished record's data, or null
+  nlohmann::json receipt;   // receipt_validated data, or null
+  std::string verdict;
+  bool done() const { return phase == rec::kVerdict || phase == rec::kRefused; }
+};
+
+// Experiments in the order they were first dispatched.
+std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& records);
+
+// One status line: family/experiment, phase, chip, turns, tokens, cost, elapsed.
+std::string status_line(const ExperimentState& s, const std::string& now_ts);
+
+}  // namespace kd::dispatcher
