@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "audit/contract.h"
 #include "audit/receipt.h"
@@ -28,34 +27,51 @@ struct RuleText {
 // What to do and where the rule comes from, per rule id (sections of the wiki's process documents).
 const std::map<std::string, RuleText>& rule_texts() {
   static const std::map<std::string, RuleText> t = {
-      {"chain_integrity", {"treat the transcript as untrusted; recover the original from the run's backup and find who edited it",
-                           "docs/transcripts.md § The chain"}},
-      {"transcript_torn", {"the session was cut mid-write; audit what is there and note the gap",
-                           "docs/transcripts.md § The chain"}},
-      {"write_outside_worktree", {"revert the write and keep every edit inside the family worktree",
-                                  "wiki/kernel_experiments/program.md § What you CANNOT do"}},
-      {"reference_write", {"restore the reference module from the integration branch; the parity oracle is never edited",
-                           "wiki/kernel_experiments/program.md § What you CANNOT do"}},
-      {"no_peek_read", {"void the capability-eval result: the author saw a no-peek path",
-                        ".claude/skills/author-kernel/SKILL.md § Before authoring (activity)"}},
-      {"verdict_language", {"strip verdict words from author output; only the master assigns verdicts, from receipts",
-                            "wiki/kernel_experiments/program.md § Invariants (Roles)"}},
-      {"numbers_without_receipt", {"cite the saved kgate receipt the number comes from, or drop the number",
-                                   ".claude/skills/author-kernel/SKILL.md § Output contract (receipt column)"}},
-      {"commit_grammar", {"reword the commit as candN(<family> vNNN): <what> — <signal>",
-                          "wiki/kernel_experiments/program.md § Discipline; DESIGN §1 (commit grammar)"}},
-      {"loaded_line", {"read BRIEFS.md, concepts/pallas-kernel.md and the class page, then add the loaded: line first",
-                       ".claude/agents/process-auditor.md § Kernel checks (5)"}},
-      {"ledger_vs_commits", {"give every ledger row its candN commit and every candN commit its ledger row",
-                             ".claude/agents/process-auditor.md § Kernel checks (2)"}},
-      {"plan_coverage", {"run the plan item or record it as abandoned with a reason before finishing",
-                         "wiki/kernel_experiments/program.md § Stop rule"}},
-      {"stub_order", {"file a new stub and re-run: candidates must come after the pre-registered stub",
-                      "wiki/kernel_experiments/program.md § Invariants (Stub-first)"}},
-      {"receipt_invalid", {"cite the receipt kgate actually wrote; an edited or missing receipt voids the row",
-                           ".claude/agents/process-auditor.md § Kernel checks (1)"}},
-      {"supported_without_pass", {"relabel: supported needs a full PASS receipt that fired and meets the bar",
-                                  ".claude/agents/process-auditor.md § Kernel checks (6)"}},
+      {"chain_integrity",
+       {"treat the transcript as untrusted; recover the original from the run's backup and find "
+        "who edited it",
+        "docs/transcripts.md § The chain"}},
+      {"transcript_torn",
+       {"the session was cut mid-write; audit what is there and note the gap",
+        "docs/transcripts.md § The chain"}},
+      {"write_outside_worktree",
+       {"revert the write and keep every edit inside the family worktree",
+        "wiki/kernel_experiments/program.md § What you CANNOT do"}},
+      {"reference_write",
+       {"restore the reference module from the integration branch; the parity oracle is never "
+        "edited",
+        "wiki/kernel_experiments/program.md § What you CANNOT do"}},
+      {"no_peek_read",
+       {"void the capability-eval result: the author saw a no-peek path",
+        ".claude/skills/author-kernel/SKILL.md § Before authoring (activity)"}},
+      {"verdict_language",
+       {"strip verdict words from author output; only the master assigns verdicts, from receipts",
+        "wiki/kernel_experiments/program.md § Invariants (Roles)"}},
+      {"numbers_without_receipt",
+       {"cite the saved kgate receipt the number comes from, or drop the number",
+        ".claude/skills/author-kernel/SKILL.md § Output contract (receipt column)"}},
+      {"commit_grammar",
+       {"reword the commit as candN(<family> vNNN): <what> — <signal>",
+        "wiki/kernel_experiments/program.md § Discipline; DESIGN §1 (commit grammar)"}},
+      {"loaded_line",
+       {"read BRIEFS.md, concepts/pallas-kernel.md and the class page, then add the loaded: line "
+        "first",
+        ".claude/agents/process-auditor.md § Kernel checks (5)"}},
+      {"ledger_vs_commits",
+       {"give every ledger row its candN commit and every candN commit its ledger row",
+        ".claude/agents/process-auditor.md § Kernel checks (2)"}},
+      {"plan_coverage",
+       {"run the plan item or record it as abandoned with a reason before finishing",
+        "wiki/kernel_experiments/program.md § Stop rule"}},
+      {"stub_order",
+       {"file a new stub and re-run: candidates must come after the pre-registered stub",
+        "wiki/kernel_experiments/program.md § Invariants (Stub-first)"}},
+      {"receipt_invalid",
+       {"cite the receipt kgate actually wrote; an edited or missing receipt voids the row",
+        ".claude/agents/process-auditor.md § Kernel checks (1)"}},
+      {"supported_without_pass",
+       {"relabel: supported needs a full PASS receipt that fired and meets the bar",
+        ".claude/agents/process-auditor.md § Kernel checks (6)"}},
   };
   return t;
 }
@@ -71,7 +87,9 @@ bool empty_cell(const std::string& cell) {
   return c.empty() || c == "-" || c == "—" || c == "n/a" || c == "none";
 }
 
-bool has_digit(const std::string& s) { return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }); }
+bool has_digit(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 // The candidate ledger inside a written page or a finish payload: from the `loaded:` line (or the
 // table header when that line is missing) to the end of the table.
@@ -79,10 +97,12 @@ std::optional<std::string> extract_ledger(std::string_view text) {
   size_t pos = 0, table = std::string_view::npos, loaded = std::string_view::npos;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
-    std::string line = trim(std::string(text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos)));
+    std::string line = trim(std::string(
+        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos)));
     std::string low = line;
     std::transform(low.begin(), low.end(), low.begin(), ::tolower);
-    if (low.rfind("loaded:", 0) == 0) loaded = pos;
+    if (low.rfind("loaded:", 0) == 0)
+      loaded = pos;
     else if (low.rfind("| candidate", 0) == 0 || low.rfind("|candidate", 0) == 0) {
       table = pos;
       break;
@@ -98,9 +118,13 @@ std::optional<std::string> extract_ledger(std::string_view text) {
 
 class FileAudit {
  public:
-  FileAudit(const fs::path& file, AuditContext ctx, bool ctx_from_flags_worktree, const AuditPolicy& policy,
-            AuditReport& report)
-      : file_(file), ctx_(std::move(ctx)), worktree_fixed_(ctx_from_flags_worktree), policy_(policy), report_(report) {}
+  FileAudit(const fs::path& file, AuditContext ctx, bool ctx_from_flags_worktree,
+            const AuditPolicy& policy, AuditReport& report)
+      : file_(file),
+        ctx_(std::move(ctx)),
+        worktree_fixed_(ctx_from_flags_worktree),
+        policy_(policy),
+        report_(report) {}
 
   void header(const HeaderInfo& h) {
     if (ctx_.worktree.empty()) ctx_.worktree = h.worktree;
@@ -117,10 +141,18 @@ class FileAudit {
   void event(const Event& e) {
     ++report_.events[event_kind_name(e.kind)];
     switch (e.kind) {
-      case EventKind::FileWrite: on_write(e); break;
-      case EventKind::FileRead: on_read(e); break;
-      case EventKind::ModelText: on_text(e.text, e); break;
-      case EventKind::Commit: on_commit(e); break;
+      case EventKind::FileWrite:
+        on_write(e);
+        break;
+      case EventKind::FileRead:
+        on_read(e);
+        break;
+      case EventKind::ModelText:
+        on_text(e.text, e);
+        break;
+      case EventKind::Commit:
+        on_commit(e);
+        break;
       case EventKind::Finish:
         finish_ledger_ = e.text;
         finish_payload_ = e.content;
@@ -129,24 +161,33 @@ class FileAudit {
         break;
       case EventKind::Command:
       case EventKind::Subagent:
-      case EventKind::Violation: break;
+      case EventKind::Violation:
+        break;
     }
   }
 
   void finish(const FileStats& stats) {
     if (stats.chain && policy_.enabled("chain_integrity") && !stats.chain->ok)
-      add("chain_integrity", "transcript chain broken at line " + std::to_string(stats.chain->broken_line) + ": " +
-                                 stats.chain->reason,
+      add("chain_integrity",
+          "transcript chain broken at line " + std::to_string(stats.chain->broken_line) + ": " +
+              stats.chain->reason,
           stats.chain->broken_line);
     if (stats.format == Format::Unknown)
-      throw Error(file_.string() + " is in no transcript format kdispatch audit reads (kdispatch, Claude Code, Codex)");
+      throw Error(
+          file_.string() +
+          " is in no transcript format kdispatch audit reads (kdispatch, Claude Code, Codex)");
     if (!stats.chain && policy_.enabled("chain_integrity"))
-      note_unchecked("chain_integrity", std::string(format_name(stats.format)) + " logs carry no hash chain");
+      note_unchecked("chain_integrity",
+                     std::string(format_name(stats.format)) + " logs carry no hash chain");
     if (stats.torn_last_line && policy_.enabled("transcript_torn"))
-      add("transcript_torn", "the last line is torn (no newline, " + std::string(stats.chain ? "chain unverifiable there" : "not parsed") + ")", stats.lines);
+      add("transcript_torn",
+          "the last line is torn (no newline, " +
+              std::string(stats.chain ? "chain unverifiable there" : "not parsed") + ")",
+          stats.lines);
     if (stats.malformed > 0 && policy_.enabled("transcript_torn"))
-      add("transcript_torn", std::to_string(stats.malformed) + " malformed line(s) skipped, first at line " +
-                                 std::to_string(stats.malformed_lines.front()),
+      add("transcript_torn",
+          std::to_string(stats.malformed) + " malformed line(s) skipped, first at line " +
+              std::to_string(stats.malformed_lines.front()),
           stats.malformed_lines.front());
     if (ctx_.worktree.empty()) note_unchecked("write_outside_worktree", "no worktree");
     if (ctx_.references.empty()) note_unchecked("reference_write", "no reference module");
@@ -156,7 +197,8 @@ class FileAudit {
   }
 
   // Shared with run-directory outcomes: a `supported` claim needs a full, firing PASS at the bar.
-  void check_supported(const std::string& receipt, std::optional<double> bar, uint64_t line, const std::string& what) {
+  void check_supported(const std::string& receipt, std::optional<double> bar, uint64_t line,
+                       const std::string& what) {
     if (!policy_.enabled("supported_without_pass")) return;
     if (empty_cell(receipt)) {
       add("supported_without_pass", what + " is supported without a receipt", line);
@@ -164,24 +206,35 @@ class FileAudit {
     }
     const ReceiptCheck* r = receipt_check(receipt);
     if (!r) {
-      add("supported_without_pass", what + " is supported but its receipt " + quote(receipt) + " does not resolve", line);
+      add("supported_without_pass",
+          what + " is supported but its receipt " + quote(receipt) + " does not resolve", line);
       return;
     }
     if (!r->ok) {
-      add("supported_without_pass", what + " is supported but its receipt " + quote(receipt) + " does not validate", line);
+      add("supported_without_pass",
+          what + " is supported but its receipt " + quote(receipt) + " does not validate", line);
       return;
     }
     if (r->verdict != "PASS")
-      add("supported_without_pass", what + " is supported but receipt " + quote(receipt) + " says " + r->verdict, line);
+      add("supported_without_pass",
+          what + " is supported but receipt " + quote(receipt) + " says " + r->verdict, line);
     else if (r->mode == "screen")
-      add("supported_without_pass", what + " is supported from a screen receipt " + quote(receipt) + " (a lead, not a verdict)", line);
+      add("supported_without_pass",
+          what + " is supported from a screen receipt " + quote(receipt) +
+              " (a lead, not a verdict)",
+          line);
     else if (r->custom_call_count && *r->custom_call_count == 0)
-      add("supported_without_pass", what + " is supported but receipt " + quote(receipt) + " shows 0 custom calls (the kernel did not fire)", line);
+      add("supported_without_pass",
+          what + " is supported but receipt " + quote(receipt) +
+              " shows 0 custom calls (the kernel did not fire)",
+          line);
     else if (!r->speedup)
-      add("supported_without_pass", what + " is supported but receipt " + quote(receipt) + " has no speedup", line);
+      add("supported_without_pass",
+          what + " is supported but receipt " + quote(receipt) + " has no speedup", line);
     else if (*r->speedup <= 1.0 || (bar && *r->speedup < *bar))
-      add("supported_without_pass", what + " is supported with speedup " + std::to_string(*r->speedup) +
-                                        (bar ? " below the bar " + std::to_string(*bar) : " not above 1.0"),
+      add("supported_without_pass",
+          what + " is supported with speedup " + std::to_string(*r->speedup) +
+              (bar ? " below the bar " + std::to_string(*bar) : " not above 1.0"),
           line);
   }
 
@@ -220,14 +273,17 @@ class FileAudit {
     if (policy_.enabled("write_outside_worktree") && absolute && !ctx_.worktree.empty() &&
         !path_within(e.path, resolve_path("", ctx_.worktree))) {
       bool allowed = false;
-      for (const auto& root : policy_.allowed_write_roots) allowed = allowed || path_within(e.path, root);
+      for (const auto& root : policy_.allowed_write_roots)
+        allowed = allowed || path_within(e.path, root);
       if (!allowed && written_outside_.insert(e.path).second)
-        add("write_outside_worktree", "write outside the worktree " + quote(ctx_.worktree) + ": " + quote(e.path) +
-                                          " (" + e.tool + ")",
+        add("write_outside_worktree",
+            "write outside the worktree " + quote(ctx_.worktree) + ": " + quote(e.path) + " (" +
+                e.tool + ")",
             e.line);
     }
     if (policy_.enabled("reference_write") && is_reference(e.path))
-      add("reference_write", "the reference module " + quote(e.path) + " was written (" + e.tool + ")", e.line);
+      add("reference_write",
+          "the reference module " + quote(e.path) + " was written (" + e.tool + ")", e.line);
     if (e.content.empty()) return;
     if (auto ledger = extract_ledger(e.content)) {
       page_ledger_ = *ledger;
@@ -237,7 +293,8 @@ class FileAudit {
       std::optional<double> bar = ctx_.bar;
       std::string page_bar = front_matter_value(e.content, "bar");
       if (!page_bar.empty()) bar = std::strtod(page_bar.c_str(), nullptr);
-      check_supported(front_matter_value(e.content, "verified_by"), bar, e.line, "page " + quote(e.path));
+      check_supported(front_matter_value(e.content, "verified_by"), bar, e.line,
+                      "page " + quote(e.path));
     }
   }
 
@@ -269,7 +326,8 @@ class FileAudit {
         add("verdict_language", "author output grades itself: \"" + *hit + "\"", e.line);
     if (policy_.enabled("numbers_without_receipt") && e.kind == EventKind::ModelText)
       if (auto hit = find_unreceipted_speedup(text))
-        add("numbers_without_receipt", "speedup claimed with no receipt cited: \"" + *hit + "\"", e.line);
+        add("numbers_without_receipt", "speedup claimed with no receipt cited: \"" + *hit + "\"",
+            e.line);
   }
 
   void on_commit(const Event& e) {
@@ -278,9 +336,12 @@ class FileAudit {
     bool ok = parse_commit_subject(e.text, &parsed);
     if (!ok) {
       bool other = false;
-      for (const auto& p : policy_.commit_other_prefixes) other = other || subject.rfind(p, 0) == 0;
+      for (const auto& p : policy_.commit_other_prefixes)
+        other = other || subject.rfind(p, 0) == 0;
       if (!other && policy_.enabled("commit_grammar"))
-        add("commit_grammar", "commit subject " + quote(subject) + " does not match candN(<family> vNNN): <what> — <signal>",
+        add("commit_grammar",
+            "commit subject " + quote(subject) +
+                " does not match candN(<family> vNNN): <what> — <signal>",
             e.line);
       return;
     }
@@ -298,7 +359,8 @@ class FileAudit {
     if (p.is_absolute()) {
       candidates.push_back(p);
     } else {
-      for (const auto& d : ctx_.receipt_dirs) candidates.push_back(fs::path(d) / p);
+      for (const auto& d : ctx_.receipt_dirs)
+        candidates.push_back(fs::path(d) / p);
       if (!ctx_.worktree.empty()) candidates.push_back(fs::path(ctx_.worktree) / p);
       candidates.push_back(file_.parent_path() / p);
     }
@@ -319,20 +381,23 @@ class FileAudit {
     std::string text = !finish_ledger_.empty() ? finish_ledger_ : page_ledger_;
     uint64_t line = !finish_ledger_.empty() ? finish_line_ : page_ledger_line_;
     if (text.empty()) {
-      for (const char* rule : {"loaded_line", "ledger_vs_commits", "plan_coverage", "receipt_invalid"})
+      for (const char* rule :
+           {"loaded_line", "ledger_vs_commits", "plan_coverage", "receipt_invalid"})
         note_unchecked(rule, "no candidate ledger in " + file_.filename().string());
       return;
     }
     Ledger ledger = parse_ledger(text);
     if (policy_.enabled("loaded_line") && !ledger.has_loaded_line)
-      add("loaded_line", "the candidate ledger does not start with the loaded: [...] attestation", line);
+      add("loaded_line", "the candidate ledger does not start with the loaded: [...] attestation",
+          line);
     std::set<std::string> rows;
     std::unique_ptr<RepoCommits> repo;
     if (!ctx_.repository.empty() && policy_.enabled("ledger_vs_commits")) {
       try {
         repo = std::make_unique<RepoCommits>(ctx_.repository, ctx_.branch);
       } catch (const Error& e) {
-        report_.not_checked.emplace("ledger_vs_commits", std::string("repository unusable: ") + e.what());
+        report_.not_checked.emplace("ledger_vs_commits",
+                                    std::string("repository unusable: ") + e.what());
       }
     }
     for (const auto& row : ledger.rows) {
@@ -340,36 +405,54 @@ class FileAudit {
       if (policy_.enabled("receipt_invalid") && !empty_cell(row.receipt)) {
         const ReceiptCheck* r = receipt_check(trim(row.receipt));
         if (!r)
-          add("receipt_invalid", row.candidate + " cites receipt " + quote(trim(row.receipt)) + ", which does not exist", line);
+          add("receipt_invalid",
+              row.candidate + " cites receipt " + quote(trim(row.receipt)) +
+                  ", which does not exist",
+              line);
         else if (!r->ok)
-          add("receipt_invalid", row.candidate + " cites receipt " + quote(trim(row.receipt)) + ", which does not validate: " +
-                                     r->problems.front(),
+          add("receipt_invalid",
+              row.candidate + " cites receipt " + quote(trim(row.receipt)) +
+                  ", which does not validate: " + r->problems.front(),
               line);
       }
       if (policy_.enabled("numbers_without_receipt") && empty_cell(row.receipt) &&
           (has_digit(row.p50_ms) || has_digit(row.vs_naive)))
-        add("numbers_without_receipt", row.candidate + " reports p50 " + quote(trim(row.p50_ms)) + " / vs naive " +
-                                           quote(trim(row.vs_naive)) + " with no receipt",
+        add("numbers_without_receipt",
+            row.candidate + " reports p50 " + quote(trim(row.p50_ms)) + " / vs naive " +
+                quote(trim(row.vs_naive)) + " with no receipt",
             line);
       if (!policy_.enabled("ledger_vs_commits") || empty_cell(row.sha)) continue;
       if (repo) {
         RepoCommit c = repo->lookup(trim(row.sha));
-        if (!c.found) add("ledger_vs_commits", row.candidate + " cites commit " + quote(trim(row.sha)) + ", which is not in the repository", line);
-        else if (!c.on_branch) add("ledger_vs_commits", row.candidate + " cites commit " + quote(trim(row.sha)) + ", which is not on the candidate branch", line);
+        if (!c.found)
+          add("ledger_vs_commits",
+              row.candidate + " cites commit " + quote(trim(row.sha)) +
+                  ", which is not in the repository",
+              line);
+        else if (!c.on_branch)
+          add("ledger_vs_commits",
+              row.candidate + " cites commit " + quote(trim(row.sha)) +
+                  ", which is not on the candidate branch",
+              line);
         else {
           CommitSubject s;
           if (!parse_commit_subject(c.subject, &s) || s.candidate != row.candidate)
-            add("ledger_vs_commits", row.candidate + " cites commit " + quote(trim(row.sha)) + " whose subject is " + quote(c.subject), line);
+            add("ledger_vs_commits",
+                row.candidate + " cites commit " + quote(trim(row.sha)) + " whose subject is " +
+                    quote(c.subject),
+                line);
         }
       } else if (!commit_candidates_.count(row.candidate) && !commit_candidates_.empty()) {
-        add("ledger_vs_commits", row.candidate + " has a ledger row with commit " + quote(trim(row.sha)) +
-                                     " but no such candidate commit in the transcript",
+        add("ledger_vs_commits",
+            row.candidate + " has a ledger row with commit " + quote(trim(row.sha)) +
+                " but no such candidate commit in the transcript",
             line);
       }
     }
     if (policy_.enabled("ledger_vs_commits"))
       for (const auto& [cand, at] : commit_candidates_)
-        if (!rows.count(cand)) add("ledger_vs_commits", "commit for " + cand + " has no ledger row", at);
+        if (!rows.count(cand))
+          add("ledger_vs_commits", "commit for " + cand + " has no ledger row", at);
     plan_rule(rows, line);
   }
 
@@ -380,7 +463,8 @@ class FileAudit {
     }
     if (!policy_.enabled("plan_coverage")) return;
     std::set<std::string> abandoned;
-    nlohmann::json fin = nlohmann::json::parse(finish_payload_.empty() ? "{}" : finish_payload_, nullptr, false);
+    nlohmann::json fin =
+        nlohmann::json::parse(finish_payload_.empty() ? "{}" : finish_payload_, nullptr, false);
     if (fin.is_object() && fin.contains("abandoned") && fin["abandoned"].is_array())
       for (const auto& a : fin["abandoned"]) {
         std::string id = str_of(a, "item").empty() ? str_of(a, "candidate") : str_of(a, "item");
@@ -388,7 +472,8 @@ class FileAudit {
       }
     for (const auto& item : ctx_.plan)
       if (!rows.count(item) && !abandoned.count(item))
-        add("plan_coverage", "plan item " + item + " was neither run nor abandoned with a reason", line);
+        add("plan_coverage", "plan item " + item + " was neither run nor abandoned with a reason",
+            line);
   }
 
   void stub_rule() {
@@ -399,7 +484,9 @@ class FileAudit {
     auto stub = parse_rfc3339(ctx_.stub_committed);
     if (!policy_.enabled("stub_order") || !stub || !first_commit_) return;
     if (first_commit_->first <= *stub)
-      add("stub_order", "the first candidate commit is not later than the stub commit (" + ctx_.stub_committed + ")",
+      add("stub_order",
+          "the first candidate commit is not later than the stub commit (" + ctx_.stub_committed +
+              ")",
           first_commit_->second);
   }
 
@@ -410,8 +497,8 @@ class FileAudit {
   AuditReport& report_;
   bool kdispatch_ = false;
   std::map<std::string, size_t> per_rule_;
-  std::set<std::string> written_outside_;                 // distinct paths, reported once each
-  std::map<std::string, uint64_t> commit_candidates_;     // candN -> line of its first commit
+  std::set<std::string> written_outside_;              // distinct paths, reported once each
+  std::map<std::string, uint64_t> commit_candidates_;  // candN -> line of its first commit
   std::optional<std::pair<double, uint64_t>> first_commit_;
   std::string finish_ledger_, finish_payload_, page_ledger_;
   uint64_t finish_line_ = 0, page_ledger_line_ = 0;
@@ -420,14 +507,17 @@ class FileAudit {
 
 bool is_transcript_name(const fs::path& p) {
   std::string n = p.filename().string();
-  auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+  auto ends = [&](const std::string& s) {
+    return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+  };
   return ends(".jsonl") || ends(".jsonl.zst");
 }
 
 // Files to audit for one input, in a stable order.
 std::vector<fs::path> expand(const fs::path& input) {
   std::error_code ec;
-  if (!fs::exists(input, ec)) throw Error("audit input " + quote(input.string()) + " does not exist");
+  if (!fs::exists(input, ec))
+    throw Error("audit input " + quote(input.string()) + " does not exist");
   std::vector<fs::path> out;
   if (!fs::is_directory(input, ec)) {
     out.push_back(input);
@@ -436,14 +526,16 @@ std::vector<fs::path> expand(const fs::path& input) {
     if (input.extension() == ".jsonl" && fs::is_directory(side, ec)) {
       std::vector<fs::path> subs;
       for (const auto& e : fs::directory_iterator(side, ec))
-        if (e.path().filename().string().rfind("agent-", 0) == 0 && is_transcript_name(e.path())) subs.push_back(e.path());
+        if (e.path().filename().string().rfind("agent-", 0) == 0 && is_transcript_name(e.path()))
+          subs.push_back(e.path());
       std::sort(subs.begin(), subs.end());
       out.insert(out.end(), subs.begin(), subs.end());
     }
     return out;
   }
   for (const char* role : {"author", "verifier"})
-    if (fs::is_regular_file(input / role / "transcript.jsonl", ec)) out.push_back(input / role / "transcript.jsonl");
+    if (fs::is_regular_file(input / role / "transcript.jsonl", ec))
+      out.push_back(input / role / "transcript.jsonl");
   if (!out.empty()) return out;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(input, ec))
@@ -451,10 +543,15 @@ std::vector<fs::path> expand(const fs::path& input) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     // Codex may keep both a plain and a compressed rollout; the plain one wins.
-    if (f.extension() == ".zst" && std::binary_search(files.begin(), files.end(), f.parent_path() / f.stem())) continue;
-    for (const auto& g : expand(f)) out.push_back(g);
+    if (f.extension() == ".zst" &&
+        std::binary_search(files.begin(), files.end(), f.parent_path() / f.stem()))
+      continue;
+    for (const auto& g : expand(f))
+      out.push_back(g);
   }
-  if (out.empty()) throw Error("audit input " + quote(input.string()) + " holds no transcript (*.jsonl, *.jsonl.zst)");
+  if (out.empty())
+    throw Error("audit input " + quote(input.string()) +
+                " holds no transcript (*.jsonl, *.jsonl.zst)");
   return out;
 }
 
@@ -478,7 +575,8 @@ void audit_outcome(const fs::path& run, FileAudit& audit) {
 
 }  // namespace
 
-AuditReport run_audit(const std::vector<fs::path>& inputs, const AuditContext& flags, const AuditPolicy& policy) {
+AuditReport run_audit(const std::vector<fs::path>& inputs, const AuditContext& flags,
+                      const AuditPolicy& policy) {
   AuditReport report;
   ImportOptions options;
   options.check_chain = policy.enabled("chain_integrity");

@@ -38,7 +38,9 @@ bool match_here(std::string_view p, std::string_view s) {
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view path) { return match_here(pattern, path); }
+bool glob_match(std::string_view pattern, std::string_view path) {
+  return match_here(pattern, path);
+}
 
 bool path_within(std::string_view path, std::string_view dir) {
   if (dir.empty()) return false;
@@ -50,13 +52,16 @@ bool path_within(std::string_view path, std::string_view dir) {
 std::optional<double> parse_rfc3339(std::string_view ts) {
   std::string s(ts);
   int y, mo, d, h, mi, sec, n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n == 0)
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) !=
+          6 ||
+      n == 0)
     return std::nullopt;
   double frac = 0;
   size_t i = size_t(n);
   if (i < s.size() && s[i] == '.') {
     double scale = 0.1;
-    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10) frac += (s[i] - '0') * scale;
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10)
+      frac += (s[i] - '0') * scale;
   }
   int offset = 0;
   if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {

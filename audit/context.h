@@ -11,14 +11,14 @@
 namespace kd::audit {
 
 struct AuditContext {
-  std::string worktree;                   // absolute; writes must stay under it
-  std::vector<std::string> references;    // reference modules (absolute, or relative to the worktree)
-  std::vector<std::string> no_peek;       // globs (`**` any depth)
-  std::vector<std::string> plan;          // candidate ids of the stub's plan (cand1, cand2, ...)
-  std::optional<double> bar;              // the pre-registered minimum speedup
-  std::string stub_committed;             // RFC 3339 time the stub was committed
-  std::string repository;                 // git repository holding the candidate branch
-  std::string branch;                     // the candidate branch (default: the repository's HEAD)
+  std::string worktree;                 // absolute; writes must stay under it
+  std::vector<std::string> references;  // reference modules (absolute, or relative to the worktree)
+  std::vector<std::string> no_peek;     // globs (`**` any depth)
+  std::vector<std::string> plan;        // candidate ids of the stub's plan (cand1, cand2, ...)
+  std::optional<double> bar;            // the pre-registered minimum speedup
+  std::string stub_committed;           // RFC 3339 time the stub was committed
+  std::string repository;               // git repository holding the candidate branch
+  std::string branch;                   // the candidate branch (default: the repository's HEAD)
   std::vector<std::string> receipt_dirs;  // where relative receipt paths resolve (the worktree too)
 };
 

@@ -7,12 +7,16 @@
 namespace kd::audit {
 namespace {
 
-std::string_view first_line(std::string_view s) { return s.substr(0, s.find('\n')); }
+std::string_view first_line(std::string_view s) {
+  return s.substr(0, s.find('\n'));
+}
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+    ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+    --e;
   return std::string(s.substr(b, e - b));
 }
 
@@ -56,9 +60,14 @@ const std::regex& subject_regex() {
 
 }  // namespace
 
-const std::vector<std::string> kLedgerColumns = {
-    "candidate", "class",   "committed SHA", "parity (max abs / max rel)", "p50 ms (author-side)",
-    "vs naive",  "receipt", "why kept/rejected"};
+const std::vector<std::string> kLedgerColumns = {"candidate",
+                                                 "class",
+                                                 "committed SHA",
+                                                 "parity (max abs / max rel)",
+                                                 "p50 ms (author-side)",
+                                                 "vs naive",
+                                                 "receipt",
+                                                 "why kept/rejected"};
 
 bool parse_commit_subject(std::string_view message, CommitSubject* out) {
   std::string subject(first_line(message));
@@ -68,7 +77,9 @@ bool parse_commit_subject(std::string_view message, CommitSubject* out) {
   return true;
 }
 
-bool commit_subject_ok(std::string_view message) { return parse_commit_subject(message, nullptr); }
+bool commit_subject_ok(std::string_view message) {
+  return parse_commit_subject(message, nullptr);
+}
 
 bool has_exp_footer(std::string_view message) {
   size_t nl = message.find('\n');
@@ -77,7 +88,8 @@ bool has_exp_footer(std::string_view message) {
   size_t pos = 0;
   while (pos <= body.size()) {
     size_t end = body.find('\n', pos);
-    std::string_view line = body.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    std::string_view line =
+        body.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     if (line.rfind("exp:", 0) == 0 && trim(line.substr(4)).size() > 0) return true;
     if (end == std::string_view::npos) break;
     pos = end + 1;
@@ -90,14 +102,16 @@ Ledger parse_ledger(std::string_view text) {
   std::vector<std::string> lines;
   for (size_t pos = 0; pos <= text.size();) {
     size_t end = text.find('\n', pos);
-    std::string line(text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+    std::string line(
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(std::move(line));
     if (end == std::string_view::npos) break;
     pos = end + 1;
   }
   size_t i = 0;
-  while (i < lines.size() && trim(lines[i]).empty()) ++i;
+  while (i < lines.size() && trim(lines[i]).empty())
+    ++i;
   static const std::regex loaded_re(R"(^loaded:\s*\[(.*)\]\s*$)");
   std::smatch m;
   std::string first = i < lines.size() ? trim(lines[i]) : "";
@@ -107,31 +121,38 @@ Ledger parse_ledger(std::string_view text) {
     size_t start = 0;
     while (start <= items.size()) {
       size_t comma = items.find(',', start);
-      std::string item = trim(items.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string item =
+          trim(items.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       if (!item.empty()) ledger.loaded.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    if (ledger.loaded.empty()) ledger.problems.push_back("line " + std::to_string(i + 1) + ": loaded: lists nothing");
+    if (ledger.loaded.empty())
+      ledger.problems.push_back("line " + std::to_string(i + 1) + ": loaded: lists nothing");
     ++i;
   } else {
     ledger.problems.push_back("the first line is not the `loaded: [...]` attestation");
   }
 
   // The table: header row, separator row, data rows.
-  while (i < lines.size() && trim(lines[i]).empty()) ++i;
+  while (i < lines.size() && trim(lines[i]).empty())
+    ++i;
   if (i >= lines.size() || trim(lines[i]).rfind('|', 0) != 0) {
     ledger.problems.push_back("no ledger table after the loaded: line");
     return ledger;
   }
   std::vector<std::string> header = cells(lines[i]);
   std::vector<std::string> want_lower, got_lower;
-  for (const auto& c : kLedgerColumns) want_lower.push_back(lower(c));
-  for (const auto& c : header) got_lower.push_back(lower(c));
+  for (const auto& c : kLedgerColumns)
+    want_lower.push_back(lower(c));
+  for (const auto& c : header)
+    got_lower.push_back(lower(c));
   if (got_lower != want_lower) {
     std::string want;
-    for (const auto& c : kLedgerColumns) want += (want.empty() ? "" : " | ") + c;
-    ledger.problems.push_back("line " + std::to_string(i + 1) + ": table columns must be exactly | " + want + " |");
+    for (const auto& c : kLedgerColumns)
+      want += (want.empty() ? "" : " | ") + c;
+    ledger.problems.push_back("line " + std::to_string(i + 1) +
+                              ": table columns must be exactly | " + want + " |");
   }
   ++i;
   if (i < lines.size() && is_separator(cells(lines[i]))) ++i;

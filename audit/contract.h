@@ -37,10 +37,10 @@ struct LedgerRow {
 };
 
 struct Ledger {
-  bool has_loaded_line = false;            // the first non-empty line is `loaded: [...]`
-  std::vector<std::string> loaded;         // the items inside the brackets
+  bool has_loaded_line = false;     // the first non-empty line is `loaded: [...]`
+  std::vector<std::string> loaded;  // the items inside the brackets
   std::vector<LedgerRow> rows;
-  std::vector<std::string> problems;       // format problems, each naming the line
+  std::vector<std::string> problems;  // format problems, each naming the line
 };
 
 // Parses a ledger: the `loaded:` line first, then the fixed-column table. Never throws; every

@@ -8,9 +8,19 @@
 namespace kd::audit {
 namespace {
 
-const std::set<std::string, std::less<>> kBookkeeping = {
-    "user", "system", "summary", "file-history-snapshot", "queue-operation", "progress", "attachment",
-    "custom-title", "agent-name", "ai-title", "mode", "last-prompt", "pr-link"};
+const std::set<std::string, std::less<>> kBookkeeping = {"user",
+                                                         "system",
+                                                         "summary",
+                                                         "file-history-snapshot",
+                                                         "queue-operation",
+                                                         "progress",
+                                                         "attachment",
+                                                         "custom-title",
+                                                         "agent-name",
+                                                         "ai-title",
+                                                         "mode",
+                                                         "last-prompt",
+                                                         "pr-link"};
 
 void tool_use(const nlohmann::json& block, ImportState& st) {
   std::string name = str_of(block, "name");

@@ -9,11 +9,19 @@
 namespace kd::audit {
 namespace {
 
-const std::set<std::string, std::less<>> kKnownPayloads = {
-    "function_call_output", "custom_tool_call_output", "reasoning", "web_search_call", "ghost_snapshot",
-    "compaction", "message", "function_call", "custom_tool_call", "local_shell_call"};
+const std::set<std::string, std::less<>> kKnownPayloads = {"function_call_output",
+                                                           "custom_tool_call_output",
+                                                           "reasoning",
+                                                           "web_search_call",
+                                                           "ghost_snapshot",
+                                                           "compaction",
+                                                           "message",
+                                                           "function_call",
+                                                           "custom_tool_call",
+                                                           "local_shell_call"};
 
-void command(const std::string& text, const std::string& workdir, const std::string& tool, ImportState& st) {
+void command(const std::string& text, const std::string& workdir, const std::string& tool,
+             ImportState& st) {
   Event e;
   e.kind = EventKind::Command;
   e.tool = tool;
@@ -37,7 +45,8 @@ void function_call(const nlohmann::json& p, ImportState& st) {
   if (name == "shell" || name == "container.exec") {
     auto cmd = args.find("command");
     if (cmd == args.end()) return;
-    if (cmd->is_array() && cmd->size() >= 2 && (*cmd)[0] == "apply_patch" && (*cmd)[1].is_string()) {
+    if (cmd->is_array() && cmd->size() >= 2 && (*cmd)[0] == "apply_patch" &&
+        (*cmd)[1].is_string()) {
       patch((*cmd)[1].get<std::string>(), st);
       return;
     }
@@ -82,12 +91,14 @@ void response_item(const nlohmann::json& p, ImportState& st) {
   } else if (type == "function_call") {
     function_call(p, st);
   } else if (type == "custom_tool_call") {
-    if (str_of(p, "name") == "apply_patch") patch(str_of(p, "input"), st);
-    else if (str_of(p, "name") == "exec") st.unknown("custom_tool_call:exec (code mode, opaque)");
+    if (str_of(p, "name") == "apply_patch")
+      patch(str_of(p, "input"), st);
+    else if (str_of(p, "name") == "exec")
+      st.unknown("custom_tool_call:exec (code mode, opaque)");
   } else if (type == "local_shell_call") {
     auto action = p.value("action", nlohmann::json::object());
-    command(join_argv(action.value("command", nlohmann::json())), str_of(action, "working_directory"),
-            "local_shell_call", st);
+    command(join_argv(action.value("command", nlohmann::json())),
+            str_of(action, "working_directory"), "local_shell_call", st);
   } else if (!kKnownPayloads.count(type)) {
     st.unknown("response_item:" + type);
   }
@@ -103,8 +114,10 @@ void import_codex_record(const nlohmann::json& rec, ImportState& st) {
     // Older generations: a bare first line {id,timestamp,instructions}, state markers, then
     // bare ResponseItems.
     if (rec.contains("instructions") || rec.contains("record_type")) return;
-    if (rec.contains("type")) response_item(rec, st);
-    else st.unknown("record without type");
+    if (rec.contains("type"))
+      response_item(rec, st);
+    else
+      st.unknown("record without type");
     return;
   }
   const nlohmann::json& p = *pit;
@@ -150,8 +163,8 @@ void import_codex_exec_record(const nlohmann::json& rec, ImportState& st) {
     e.tool = kind;
     e.text = str_of(item, "tool");
     st.emit(std::move(e));
-  } else if (kind != "reasoning" && kind != "plan" && kind != "mcp_tool_call" && kind != "web_search" &&
-             kind != "todo_list" && kind != "error") {
+  } else if (kind != "reasoning" && kind != "plan" && kind != "mcp_tool_call" &&
+             kind != "web_search" && kind != "todo_list" && kind != "error") {
     st.unknown("item:" + kind);
   }
 }

@@ -92,8 +92,8 @@ void import_kdispatch_record(const nlohmann::json& rec, ImportState& st) {
     e.kind = EventKind::Violation;
     e.tool = str_of(data, "layer");
     e.path = str_of(data, "path");
-    e.text = str_of(data, "layer") + " denied " + str_of(data, "op") + " " + str_of(data, "path") + " (" +
-             str_of(data, "errno") + ")";
+    e.text = str_of(data, "layer") + " denied " + str_of(data, "op") + " " + str_of(data, "path") +
+             " (" + str_of(data, "errno") + ")";
     st.emit(std::move(e));
   } else if (type == "end") {
     auto fin = data.find("finish");

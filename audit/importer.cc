@@ -8,25 +8,38 @@ namespace kd::audit {
 
 const char* format_name(Format f) {
   switch (f) {
-    case Format::Kdispatch: return "kdispatch";
-    case Format::ClaudeCode: return "claude-code";
-    case Format::CodexRollout: return "codex-rollout";
-    case Format::CodexExec: return "codex-exec";
-    case Format::Unknown: break;
+    case Format::Kdispatch:
+      return "kdispatch";
+    case Format::ClaudeCode:
+      return "claude-code";
+    case Format::CodexRollout:
+      return "codex-rollout";
+    case Format::CodexExec:
+      return "codex-exec";
+    case Format::Unknown:
+      break;
   }
   return "unknown";
 }
 
 const char* event_kind_name(EventKind kind) {
   switch (kind) {
-    case EventKind::ModelText: return "model_text";
-    case EventKind::FileRead: return "file_read";
-    case EventKind::FileWrite: return "file_write";
-    case EventKind::Command: return "command";
-    case EventKind::Commit: return "commit";
-    case EventKind::Subagent: return "subagent";
-    case EventKind::Violation: return "violation";
-    case EventKind::Finish: return "finish";
+    case EventKind::ModelText:
+      return "model_text";
+    case EventKind::FileRead:
+      return "file_read";
+    case EventKind::FileWrite:
+      return "file_write";
+    case EventKind::Command:
+      return "command";
+    case EventKind::Commit:
+      return "commit";
+    case EventKind::Subagent:
+      return "subagent";
+    case EventKind::Violation:
+      return "violation";
+    case EventKind::Finish:
+      return "finish";
   }
   return "?";
 }
@@ -64,7 +77,8 @@ std::string join_argv(const nlohmann::json& argv) {
     if (!out.empty()) out += ' ';
     std::string s = a.get<std::string>();
     out += '\'';
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (char c : s)
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     out += '\'';
   }
   return out;
@@ -77,7 +91,8 @@ constexpr size_t kMalformedListed = 10;
 Format detect(const nlohmann::json& rec) {
   if (!rec.is_object()) return Format::Unknown;
   if (rec.contains("seq") && rec.contains("prev") && rec.contains("hash")) return Format::Kdispatch;
-  if (rec.contains("payload") || rec.contains("record_type") || (rec.contains("instructions") && rec.contains("id")))
+  if (rec.contains("payload") || rec.contains("record_type") ||
+      (rec.contains("instructions") && rec.contains("id")))
     return Format::CodexRollout;
   std::string type = str_of(rec, "type");
   if (type.rfind("thread.", 0) == 0 || type.rfind("turn.", 0) == 0 || type.rfind("item.", 0) == 0)
@@ -91,7 +106,8 @@ Format detect(const nlohmann::json& rec) {
 
 }  // namespace
 
-FileStats import_file(const std::filesystem::path& path, const ImportOptions& options, const ImportSink& sink) {
+FileStats import_file(const std::filesystem::path& path, const ImportOptions& options,
+                      const ImportSink& sink) {
   FileStats stats;
   stats.path = path.string();
   LineReader reader(path);
@@ -104,7 +120,8 @@ FileStats import_file(const std::filesystem::path& path, const ImportOptions& op
   while (reader.next(&line)) {
     st.line = reader.line_number();
     // A kdispatch transcript is recognizable from its fixed field order without parsing.
-    if (stats.format == Format::Unknown && line.substr(0, 7) == "{\"seq\":") stats.format = Format::Kdispatch;
+    if (stats.format == Format::Unknown && line.substr(0, 7) == "{\"seq\":")
+      stats.format = Format::Kdispatch;
     if (stats.format == Format::Kdispatch && chain_active) chain.feed(line);
     if (line.empty() || (line.size() == 1 && line[0] == '\r')) continue;
     if (stats.format == Format::Kdispatch && !options.want_events) continue;
@@ -119,11 +136,21 @@ FileStats import_file(const std::filesystem::path& path, const ImportOptions& op
     st.ts.clear();
     try {
       switch (stats.format) {
-        case Format::Kdispatch: import_kdispatch_record(rec, st); break;
-        case Format::ClaudeCode: import_claude_record(rec, st); break;
-        case Format::CodexRollout: import_codex_record(rec, st); break;
-        case Format::CodexExec: import_codex_exec_record(rec, st); break;
-        case Format::Unknown: st.unknown(rec.is_object() ? "line without a known harness shape" : "non-object line"); break;
+        case Format::Kdispatch:
+          import_kdispatch_record(rec, st);
+          break;
+        case Format::ClaudeCode:
+          import_claude_record(rec, st);
+          break;
+        case Format::CodexRollout:
+          import_codex_record(rec, st);
+          break;
+        case Format::CodexExec:
+          import_codex_exec_record(rec, st);
+          break;
+        case Format::Unknown:
+          st.unknown(rec.is_object() ? "line without a known harness shape" : "non-object line");
+          break;
       }
     } catch (const nlohmann::json::exception&) {
       // A record of a known type with fields of unexpected types: keep going, report it.
@@ -134,7 +161,8 @@ FileStats import_file(const std::filesystem::path& path, const ImportOptions& op
   stats.lines = reader.line_number();
   stats.bytes = reader.bytes_read();
   stats.torn_last_line = reader.last_line_torn();
-  if (stats.format == Format::Kdispatch && chain_active) stats.chain = chain.finish(!stats.torn_last_line);
+  if (stats.format == Format::Kdispatch && chain_active)
+    stats.chain = chain.finish(!stats.torn_last_line);
   return stats;
 }
 

@@ -8,11 +8,10 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "audit/event.h"
 #include "common/transcript_chain.h"
@@ -35,35 +34,36 @@ struct FileStats {
   std::uint64_t bytes = 0;
   std::uint64_t events = 0;
   std::uint64_t malformed = 0;
-  std::vector<std::uint64_t> malformed_lines;  // the first few, for the report
+  std::vector<std::uint64_t> malformed_lines;    // the first few, for the report
   std::map<std::string, std::uint64_t> unknown;  // record type -> count
   bool torn_last_line = false;
   std::optional<ChainReport> chain;  // kdispatch transcripts when the chain was checked
 };
 
 struct ImportOptions {
-  bool check_chain = true;   // feed kdispatch lines to the chain verifier
-  bool want_events = true;   // false: chain only, records are never parsed
+  bool check_chain = true;  // feed kdispatch lines to the chain verifier
+  bool want_events = true;  // false: chain only, records are never parsed
 };
 
 struct ImportSink {
   std::function<void(const Event&)> event;
   std::function<void(const HeaderInfo&)> header;  // kdispatch header, before its events
-  std::function<void(const std::string&)> cwd;     // a foreign transcript's recorded cwd, first seen
+  std::function<void(const std::string&)> cwd;    // a foreign transcript's recorded cwd, first seen
 };
 
 // Imports `path`. Throws kd::Error only when the file cannot be read at all.
-FileStats import_file(const std::filesystem::path& path, const ImportOptions& options, const ImportSink& sink);
+FileStats import_file(const std::filesystem::path& path, const ImportOptions& options,
+                      const ImportSink& sink);
 
 // Per-record state shared by the format handlers.
 struct ImportState {
   const ImportSink* sink = nullptr;
   FileStats* stats = nullptr;
   std::uint64_t line = 0;
-  std::string ts;         // the current record's timestamp
-  std::string role;       // the current record's role (kdispatch)
-  std::string cwd;        // current working directory of the session
-  std::string worktree;   // kdispatch: where relative tool paths point
+  std::string ts;        // the current record's timestamp
+  std::string role;      // the current record's role (kdispatch)
+  std::string cwd;       // current working directory of the session
+  std::string worktree;  // kdispatch: where relative tool paths point
   bool cwd_reported = false;
   void emit(Event e);
   void set_cwd(const std::string& dir);

@@ -9,20 +9,24 @@ namespace kd::audit {
 
 const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::Fabrication: return "FABRICATION";
-    case Severity::Violation: return "VIOLATION";
-    case Severity::Drift: return "DRIFT";
-    case Severity::Hygiene: return "HYGIENE";
+    case Severity::Fabrication:
+      return "FABRICATION";
+    case Severity::Violation:
+      return "VIOLATION";
+    case Severity::Drift:
+      return "DRIFT";
+    case Severity::Hygiene:
+      return "HYGIENE";
   }
   return "?";
 }
 
 const std::vector<std::string>& known_rules() {
   static const std::vector<std::string> ids = {
-      "chain_integrity",  "transcript_torn",  "write_outside_worktree", "reference_write",
-      "no_peek_read",     "verdict_language", "numbers_without_receipt", "commit_grammar",
-      "loaded_line",      "ledger_vs_commits", "plan_coverage",          "stub_order",
-      "receipt_invalid",  "supported_without_pass"};
+      "chain_integrity", "transcript_torn",       "write_outside_worktree",  "reference_write",
+      "no_peek_read",    "verdict_language",      "numbers_without_receipt", "commit_grammar",
+      "loaded_line",     "ledger_vs_commits",     "plan_coverage",           "stub_order",
+      "receipt_invalid", "supported_without_pass"};
   return ids;
 }
 
@@ -33,7 +37,8 @@ bool AuditPolicy::enabled(const std::string& rule) const {
 
 namespace {
 
-std::vector<std::string> string_list(const nlohmann::json& doc, const char* key, const std::string& origin) {
+std::vector<std::string> string_list(const nlohmann::json& doc, const char* key,
+                                     const std::string& origin) {
   auto it = doc.find(key);
   if (it == doc.end()) throw Error(origin + ": missing " + quote(key));
   if (!it->is_array()) throw Error(origin + ": " + quote(key) + " must be a list of strings");
@@ -71,14 +76,17 @@ AuditPolicy load_audit_policy(const std::filesystem::path& path) {
   for (const auto& [id, spec] : rules->items()) {
     std::string where = origin + ": rules." + id;
     bool known = false;
-    for (const auto& k : known_rules()) known = known || k == id;
+    for (const auto& k : known_rules())
+      known = known || k == id;
     if (!known) throw Error(where + ": unknown rule");
-    if (!spec.is_object() || !spec.contains("enabled") || !spec["enabled"].is_boolean() || !spec.contains("severity"))
+    if (!spec.is_object() || !spec.contains("enabled") || !spec["enabled"].is_boolean() ||
+        !spec.contains("severity"))
       throw Error(where + ": needs \"enabled\" (true/false) and \"severity\"");
     p.rules[id] = {spec["enabled"].get<bool>(), parse_severity(spec["severity"], where)};
   }
   for (const auto& k : known_rules())
-    if (!p.rules.count(k)) throw Error(origin + ": rules." + k + " is missing (every rule needs a switch)");
+    if (!p.rules.count(k))
+      throw Error(origin + ": rules." + k + " is missing (every rule needs a switch)");
   p.verdict_words = string_list(doc, "verdict_words", origin);
   p.verdict_context = string_list(doc, "verdict_context", origin);
   p.verdict_markers = string_list(doc, "verdict_markers", origin);

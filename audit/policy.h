@@ -19,13 +19,13 @@ struct RulePolicy {
 };
 
 struct AuditPolicy {
-  std::map<std::string, RulePolicy> rules;       // every known rule id, exactly
-  std::vector<std::string> verdict_words;        // whole words that grade ("supported", "refuted")
-  std::vector<std::string> verdict_context;      // a verdict word counts near one of these
-  std::vector<std::string> verdict_markers;      // substrings that always grade ("verdict:")
-  std::vector<std::string> commit_other_prefixes;// non-candidate subjects the process allows
-  std::vector<std::string> allowed_write_roots;  // writes outside the worktree that are fine
-  std::size_t max_findings_per_rule = 50;        // per file; the rest are counted
+  std::map<std::string, RulePolicy> rules;   // every known rule id, exactly
+  std::vector<std::string> verdict_words;    // whole words that grade ("supported", "refuted")
+  std::vector<std::string> verdict_context;  // a verdict word counts near one of these
+  std::vector<std::string> verdict_markers;  // substrings that always grade ("verdict:")
+  std::vector<std::string> commit_other_prefixes;  // non-candidate subjects the process allows
+  std::vector<std::string> allowed_write_roots;    // writes outside the worktree that are fine
+  std::size_t max_findings_per_rule = 50;          // per file; the rest are counted
 
   bool enabled(const std::string& rule) const;
 };

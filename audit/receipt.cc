@@ -33,8 +33,9 @@ class Checker {
     out_.verdict = str(root_, "verdict", true);
     bool is_verify = out_.cmd == "verify";
     if (is_verify)
-      for (const char* key : {"mode", "gates", "speedup", "p50_ms", "parity_verdict", "measure_verdict",
-                              "hlo_audit", "reproduction", "artifact_dir", "anomalies"})
+      for (const char* key :
+           {"mode", "gates", "speedup", "p50_ms", "parity_verdict", "measure_verdict", "hlo_audit",
+            "reproduction", "artifact_dir", "anomalies"})
         if (!root_.find(key)) problem(std::string("verify receipt has no ") + key);
     out_.mode = str(root_, "mode", false);
     if (is_verify && !out_.mode.empty() && out_.mode != "screen" && out_.mode != "full")
@@ -112,7 +113,8 @@ class Checker {
         continue;
       }
       out_.gates[name] = v.boolean;
-      if (out_.verdict == "PASS" && !v.boolean) problem("verdict PASS with gate " + quote(name) + " false");
+      if (out_.verdict == "PASS" && !v.boolean)
+        problem("verdict PASS with gate " + quote(name) + " false");
     }
   }
 
@@ -120,14 +122,15 @@ class Checker {
     if (!out_.speedup || !out_.p50_baseline_ms || !out_.p50_candidate_ms) return;
     double base = *out_.p50_baseline_ms, cand = *out_.p50_candidate_ms, s = *out_.speedup;
     if (!(cand > 0) || !std::isfinite(base) || !std::isfinite(cand)) {
-      if (out_.verdict == "PASS") problem("verdict PASS with unusable p50_ms (baseline " + python_float_repr(base) +
-                                          ", candidate " + python_float_repr(cand) + ")");
+      if (out_.verdict == "PASS")
+        problem("verdict PASS with unusable p50_ms (baseline " + python_float_repr(base) +
+                ", candidate " + python_float_repr(cand) + ")");
       return;
     }
     double expected = base / cand;
     if (!(std::fabs(s - expected) <= 1e-6 * std::fabs(expected)))
-      problem("speedup " + python_float_repr(s) + " is not p50_ms.baseline/p50_ms.candidate = " +
-              python_float_repr(expected));
+      problem("speedup " + python_float_repr(s) +
+              " is not p50_ms.baseline/p50_ms.candidate = " + python_float_repr(expected));
   }
 
   void check_hlo() {
@@ -140,8 +143,10 @@ class Checker {
     out_.hlo_status = str(*hlo, "status", false);
     const JsonValue* count = hlo->find("custom_call_count");
     if (count && count->kind != Kind::Null) {
-      if (!count->is_integer_token()) problem("hlo_audit.custom_call_count is not an integer");
-      else out_.custom_call_count = std::strtoll(count->text.c_str(), nullptr, 10);
+      if (!count->is_integer_token())
+        problem("hlo_audit.custom_call_count is not an integer");
+      else
+        out_.custom_call_count = std::strtoll(count->text.c_str(), nullptr, 10);
     }
   }
 
@@ -162,7 +167,8 @@ ReceiptCheck validate_receipt_text(std::string_view text, std::string_view origi
     return out;
   }
   if (root.kind != Kind::Object) {
-    out.problems.push_back(std::string(origin) + " is not a receipt: the top level is not a JSON object");
+    out.problems.push_back(std::string(origin) +
+                           " is not a receipt: the top level is not a JSON object");
     return out;
   }
   Checker(root, out).run();

@@ -18,8 +18,8 @@ const JsonValue* JsonValue::find(std::string_view key) const {
 }
 
 bool JsonValue::is_integer_token() const {
-  return kind == Kind::Number && text.find_first_of(".eE") == std::string::npos &&
-         text != "NaN" && text != "Infinity" && text != "-Infinity";
+  return kind == Kind::Number && text.find_first_of(".eE") == std::string::npos && text != "NaN" &&
+         text != "Infinity" && text != "-Infinity";
 }
 
 double JsonValue::number() const {
@@ -51,7 +51,8 @@ class Parser {
   }
 
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
 
@@ -81,10 +82,14 @@ class Parser {
       return v;
     }
     v.kind = JsonValue::Kind::Number;
-    if (take("NaN")) v.text = "NaN";
-    else if (take("Infinity")) v.text = "Infinity";
-    else if (take("-Infinity")) v.text = "-Infinity";
-    else v.text = number();
+    if (take("NaN"))
+      v.text = "NaN";
+    else if (take("Infinity"))
+      v.text = "Infinity";
+    else if (take("-Infinity"))
+      v.text = "-Infinity";
+    else
+      v.text = number();
     return v;
   }
 
@@ -94,18 +99,23 @@ class Parser {
     auto digit = [&] { return pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9'; };
     if (pos_ < s_.size() && s_[pos_] == '-') ++pos_;
     if (!digit()) fail("expected a value");
-    if (s_[pos_] == '0') ++pos_;
-    else while (digit()) ++pos_;
+    if (s_[pos_] == '0')
+      ++pos_;
+    else
+      while (digit())
+        ++pos_;
     if (pos_ < s_.size() && s_[pos_] == '.') {
       ++pos_;
       if (!digit()) fail("expected digits after the decimal point");
-      while (digit()) ++pos_;
+      while (digit())
+        ++pos_;
     }
     if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
       ++pos_;
       if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
       if (!digit()) fail("expected digits in the exponent");
-      while (digit()) ++pos_;
+      while (digit())
+        ++pos_;
     }
     return std::string(s_.substr(start, pos_ - start));
   }
@@ -116,10 +126,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       char c = s_[pos_++];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= unsigned(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= unsigned(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= unsigned(c - 'A' + 10);
-      else fail("bad hex digit in \\u escape");
+      if (c >= '0' && c <= '9')
+        v |= unsigned(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= unsigned(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= unsigned(c - 'A' + 10);
+      else
+        fail("bad hex digit in \\u escape");
     }
     return v;
   }
@@ -153,7 +167,8 @@ class Parser {
       if ((b(pos_ + i) & 0xC0) != 0x80) fail("invalid UTF-8");
       cp = (cp << 6) | (b(pos_ + i) & 0x3F);
     }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
       fail("invalid UTF-8");
     out.append(s_.substr(pos_, n));
     pos_ += n;
@@ -182,14 +197,30 @@ class Parser {
       if (++pos_ >= s_.size()) fail("unterminated escape");
       char e = s_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           unsigned cp = hex4();
           // A high surrogate followed by an escaped low one is one character, as in Python.
@@ -197,13 +228,16 @@ class Parser {
             size_t save = pos_;
             pos_ += 2;
             unsigned lo = hex4();
-            if (lo >= 0xDC00 && lo <= 0xDFFF) cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            else pos_ = save;
+            if (lo >= 0xDC00 && lo <= 0xDFFF)
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            else
+              pos_ = save;
           }
           put_utf8(out, cp);
           break;
         }
-        default: fail(std::string("invalid escape \\") + e);
+        default:
+          fail(std::string("invalid escape \\") + e);
       }
     }
   }
@@ -271,7 +305,8 @@ class Parser {
 void put_escape(std::string& out, unsigned unit) {
   static const char* hex = "0123456789abcdef";
   out += "\\u";
-  for (int shift = 12; shift >= 0; shift -= 4) out += hex[(unit >> shift) & 0xF];
+  for (int shift = 12; shift >= 0; shift -= 4)
+    out += hex[(unit >> shift) & 0xF];
 }
 
 // Python's ensure_ascii encoder: short escapes for " \ \n \r \t \b \f, \u00XX for the rest of
@@ -282,16 +317,32 @@ void write_string(std::string& out, std::string_view s) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
         default:
-          if (c < 0x20 || c == 0x7F) put_escape(out, c);
-          else out += char(c);
+          if (c < 0x20 || c == 0x7F)
+            put_escape(out, c);
+          else
+            out += char(c);
       }
       ++i;
       continue;
@@ -299,7 +350,8 @@ void write_string(std::string& out, std::string_view s) {
     // The reader only stores well-formed UTF-8 (plus surrogates), so the lengths are trusted.
     size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
     unsigned cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
-    for (size_t k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    for (size_t k = 1; k < n && i + k < s.size(); ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
     i += n;
     if (cp >= 0x10000) {
       cp -= 0x10000;
@@ -319,10 +371,18 @@ std::string canonical_number(const JsonValue& v) {
 
 void write(std::string& out, const JsonValue& v) {
   switch (v.kind) {
-    case JsonValue::Kind::Null: out += "null"; return;
-    case JsonValue::Kind::Bool: out += v.boolean ? "true" : "false"; return;
-    case JsonValue::Kind::Number: out += canonical_number(v); return;
-    case JsonValue::Kind::String: write_string(out, v.text); return;
+    case JsonValue::Kind::Null:
+      out += "null";
+      return;
+    case JsonValue::Kind::Bool:
+      out += v.boolean ? "true" : "false";
+      return;
+    case JsonValue::Kind::Number:
+      out += canonical_number(v);
+      return;
+    case JsonValue::Kind::String:
+      write_string(out, v.text);
+      return;
     case JsonValue::Kind::Array:
       out += '[';
       for (size_t i = 0; i < v.items.size(); ++i) {
@@ -334,7 +394,8 @@ void write(std::string& out, const JsonValue& v) {
     case JsonValue::Kind::Object: {
       // Python sorts str keys by code point; UTF-8 byte order is the same order.
       std::vector<const std::pair<std::string, JsonValue>*> sorted;
-      for (const auto& m : v.members) sorted.push_back(&m);
+      for (const auto& m : v.members)
+        sorted.push_back(&m);
       std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
       out += '{';
       for (size_t i = 0; i < sorted.size(); ++i) {
@@ -351,7 +412,9 @@ void write(std::string& out, const JsonValue& v) {
 
 }  // namespace
 
-JsonValue parse_receipt_json(std::string_view text) { return Parser(text).document(); }
+JsonValue parse_receipt_json(std::string_view text) {
+  return Parser(text).document();
+}
 
 std::string canonical_json(const JsonValue& value) {
   std::string out;

@@ -20,8 +20,8 @@ struct JsonValue {
   // Number: the token as written. String: the decoded text in UTF-8, lone surrogates kept as
   // their 3-byte encodings so they survive a round trip.
   std::string text;
-  std::vector<JsonValue> items;                             // Array
-  std::vector<std::pair<std::string, JsonValue>> members;   // Object, in file order
+  std::vector<JsonValue> items;                            // Array
+  std::vector<std::pair<std::string, JsonValue>> members;  // Object, in file order
 
   const JsonValue* find(std::string_view key) const;
   bool is_integer_token() const;  // a Number written without fraction or exponent

@@ -18,7 +18,8 @@ struct RepoCommits::Impl {
   git_oid tip{};
 };
 
-RepoCommits::RepoCommits(const std::string& repository, const std::string& branch) : impl_(new Impl) {
+RepoCommits::RepoCommits(const std::string& repository, const std::string& branch)
+    : impl_(new Impl) {
   git_libgit2_init();
   if (git_repository_open(&impl_->repo, repository.c_str()) != 0) {
     std::string msg = git_failure("git_repository_open", repository);
@@ -50,7 +51,8 @@ RepoCommits::~RepoCommits() {
 
 RepoCommit RepoCommits::lookup(const std::string& sha) const {
   RepoCommit out;
-  if (sha.size() < 4 || sha.size() > GIT_OID_HEXSZ || sha.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+  if (sha.size() < 4 || sha.size() > GIT_OID_HEXSZ ||
+      sha.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
     return out;
   git_oid oid;
   if (git_oid_fromstrn(&oid, sha.c_str(), sha.size()) != 0) return out;
@@ -60,7 +62,8 @@ RepoCommit RepoCommits::lookup(const std::string& sha) const {
   const char* summary = git_commit_summary(commit);
   out.subject = summary ? summary : "";
   const git_oid* id = git_commit_id(commit);
-  out.on_branch = git_oid_equal(id, &impl_->tip) || git_graph_descendant_of(impl_->repo, &impl_->tip, id) == 1;
+  out.on_branch =
+      git_oid_equal(id, &impl_->tip) || git_graph_descendant_of(impl_->repo, &impl_->tip, id) == 1;
   git_commit_free(commit);
   return out;
 }

@@ -10,12 +10,14 @@ namespace kd::cli {
 // kdispatch receipt verify FILE: 0 for an intact, self-consistent receipt whatever its verdict.
 int cmd_receipt(const Args& args) {
   ParsedArgs p = parse_args(args, {});
-  if (p.positional.size() != 2 || p.positional[0] != "verify") throw UsageError("expected: verify FILE");
+  if (p.positional.size() != 2 || p.positional[0] != "verify")
+    throw UsageError("expected: verify FILE");
   const std::string& file = p.positional[1];
   audit::ReceiptCheck r = audit::validate_receipt(file);
   if (!r.ok) {
     std::printf("BAD %s\n", file.c_str());
-    for (const auto& problem : r.problems) std::printf("  %s\n", problem.c_str());
+    for (const auto& problem : r.problems)
+      std::printf("  %s\n", problem.c_str());
     return kExitRefused;
   }
   std::printf("OK %s: cmd=%s verdict=%s", file.c_str(), r.cmd.c_str(), r.verdict.c_str());

@@ -6,7 +6,8 @@ namespace kd::audit {
 namespace {
 
 TEST(CommitGrammar, AcceptsTheGrammarAndRejectsNearMisses) {
-  EXPECT_TRUE(commit_subject_ok("cand1(rms-norm v001): fused single pass — p50 0.41 ms, 1.3x, parity ok"));
+  EXPECT_TRUE(
+      commit_subject_ok("cand1(rms-norm v001): fused single pass — p50 0.41 ms, 1.3x, parity ok"));
   EXPECT_TRUE(commit_subject_ok("cand12(x v123): a — b\n\nbody\nexp: v123"));
   EXPECT_FALSE(commit_subject_ok("cand1(rms-norm v01): x — y"));
   EXPECT_FALSE(commit_subject_ok("cand1(RMS v001): x — y"));
@@ -29,9 +30,11 @@ TEST(CommitGrammar, ExpFooterMustBeInTheBody) {
 constexpr const char* kGood =
     "loaded: [index: core thesis, BRIEFS.md, classes/streaming-reduction.md]\n"
     "\n"
-    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs naive | receipt | why kept/rejected |\n"
+    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs "
+    "naive | receipt | why kept/rejected |\n"
     "|---|---|---|---|---|---|---|---|\n"
-    "| cand1 | kernel-authored | abc1234 | 1e-3 / 2e-3 | 0.41 | 1.30x | raw/profiles/p1/x-v001/author/cand1.json | kept |\n"
+    "| cand1 | kernel-authored | abc1234 | 1e-3 / 2e-3 | 0.41 | 1.30x | "
+    "raw/profiles/p1/x-v001/author/cand1.json | kept |\n"
     "| cand2 | kernel-authored | def5678 | 1e-3 / 2e-3 | 0.52 | 1.02x |  | slower, a \\| pipe |\n";
 
 TEST(Ledger, ParsesLoadedLineAndRows) {
@@ -47,8 +50,7 @@ TEST(Ledger, ParsesLoadedLineAndRows) {
 }
 
 TEST(Ledger, NamesEveryFormatProblem) {
-  Ledger l = parse_ledger(
-      "| candidate | class |\n|---|---|\n| x1 | k |\n");
+  Ledger l = parse_ledger("| candidate | class |\n|---|---|\n| x1 | k |\n");
   EXPECT_FALSE(l.has_loaded_line);
   ASSERT_GE(l.problems.size(), 3u);
   EXPECT_EQ(l.problems[0], "the first line is not the `loaded: [...]` attestation");

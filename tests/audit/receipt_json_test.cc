@@ -1,22 +1,25 @@
 // The canonical writer against Python's json module, value by value.
+#include "audit/receipt_json.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "audit/receipt_json.h"
 #include "common/errors.h"
 #include "tests/support/process.h"
 
 namespace kd::audit {
 namespace {
 
-// What /usr/bin/python3 prints for json.dumps(json.loads(text), sort_keys=True, separators=(",",":")).
+// What /usr/bin/python3 prints for json.dumps(json.loads(text), sort_keys=True,
+// separators=(",",":")).
 std::string python_canonical(const std::string& text) {
-  auto r = test::run_process({"/usr/bin/python3", "-c",
-                              "import json,sys\n"
-                              "sys.stdout.write(json.dumps(json.loads(sys.stdin.read()), sort_keys=True,"
-                              " separators=(',', ':')))"},
-                             text);
+  auto r =
+      test::run_process({"/usr/bin/python3", "-c",
+                         "import json,sys\n"
+                         "sys.stdout.write(json.dumps(json.loads(sys.stdin.read()), sort_keys=True,"
+                         " separators=(',', ':')))"},
+                        text);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.out;
 }
@@ -31,11 +34,13 @@ TEST(ReceiptJson, CanonicalMatchesPythonOnTrickyValues) {
       R"({"k\u0000":1,"k":2,"ka":3,"k\u00ff":4,"\uffff":5,"\ud83d\ude00":6})",
       R"([1,  2 ,{"a" : "b"}, "\u00e9t\u00e9"])",
   };
-  for (const auto& in : inputs) EXPECT_EQ(canonical_json(parse_receipt_json(in)), python_canonical(in)) << in;
+  for (const auto& in : inputs)
+    EXPECT_EQ(canonical_json(parse_receipt_json(in)), python_canonical(in)) << in;
 }
 
 TEST(ReceiptJson, FloatReprMatchesPythonRepr) {
-  const double values[] = {0.1 + 0.2, 1e16, 1e15, 123456.789, 1e-5, 0.001, 2.5e-7, 1e22, 3.0, -7.25e100, 0.0};
+  const double values[] = {0.1 + 0.2, 1e16, 1e15, 123456.789, 1e-5, 0.001,
+                           2.5e-7,    1e22, 3.0,  -7.25e100,  0.0};
   std::string py = "import sys\nfor v in sys.argv[1:]: print(repr(float(v)))";
   std::vector<std::string> argv = {"/usr/bin/python3", "-c", py};
   std::string expected_cpp;
@@ -52,18 +57,19 @@ TEST(ReceiptJson, FloatReprMatchesPythonRepr) {
 
 TEST(ReceiptJson, RejectsWhatPythonRejectsAndDuplicates) {
   const char* bad[] = {
-      R"({"a":1,"a":2})",    // duplicate key
-      R"({"a":1)",           // truncated
-      R"({"a":"x)",          // unterminated string
-      "{\"a\":\"\x01\"}",    // raw control character
-      "{\"a\":\"\xff\"}",    // invalid UTF-8
-      R"({"a":01})",         // leading zero
-      R"({"a":1} x)",        // trailing data
-      R"({"a":.5})",         // bare fraction
-      R"({"a":"\q"})",       // bad escape
-      R"({"a":nan})",        // lower-case nan
+      R"({"a":1,"a":2})",  // duplicate key
+      R"({"a":1)",         // truncated
+      R"({"a":"x)",        // unterminated string
+      "{\"a\":\"\x01\"}",  // raw control character
+      "{\"a\":\"\xff\"}",  // invalid UTF-8
+      R"({"a":01})",       // leading zero
+      R"({"a":1} x)",      // trailing data
+      R"({"a":.5})",       // bare fraction
+      R"({"a":"\q"})",     // bad escape
+      R"({"a":nan})",      // lower-case nan
   };
-  for (const char* text : bad) EXPECT_THROW(parse_receipt_json(text), Error) << text;
+  for (const char* text : bad)
+    EXPECT_THROW(parse_receipt_json(text), Error) << text;
 }
 
 TEST(ReceiptJson, ErrorNamesTheOffset) {

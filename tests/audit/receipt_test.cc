@@ -8,31 +8,20 @@
 
 #include "common/files.h"
 #include "common/sha256.h"
+#include "tests/audit/audit_fixtures.h"
 #include "tests/support/process.h"
 
 namespace kd::audit {
 namespace {
 
-// Evaluates a Python dict expression, seals it the way kgate does (self-hash over the canonical
-// form) and stores it pretty-printed. `mutate` is Python run after sealing, on `obj`.
-std::string python_receipt(const test::TempDir& dir, const std::string& name, const std::string& dict,
-                           const std::string& mutate = "") {
-  std::string path = dir / name;
-  std::string code =
-      "import json,hashlib,sys\n"
-      "nan=float('nan'); inf=float('inf')\n"
-      "obj=" + dict + "\n"
-      "canon=json.dumps(obj,sort_keys=True,separators=(',',':'),default=str)\n"
-      "obj['self_sha256']=hashlib.sha256(canon.encode()).hexdigest()\n" +
-      mutate + "\n"
-      "open(sys.argv[1],'w').write(json.dumps(obj,indent=2))\n";
-  auto r = test::run_process({"/usr/bin/python3", "-c", code, path});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return path;
+std::string python_receipt(const test::TempDir& dir, const std::string& name,
+                           const std::string& dict, const std::string& mutate = "") {
+  return test::python_receipt(dir / name, dict, mutate);
 }
 
 const std::string kVerify =
-    "{'cmd':'verify','verdict':'PASS','mode':'full','gates':{'parity':True,'coverage':True,'measure':True},"
+    "{'cmd':'verify','verdict':'PASS','mode':'full','gates':{'parity':True,'coverage':True,'"
+    "measure':True},"
     "'speedup':1.25,'p50_ms':{'baseline':2.5,'candidate':2.0},'parity_verdict':'PASS',"
     "'measure_verdict':'PASS','hlo_audit':{'status':'fired','custom_call_count':3,'checks':[]},"
     "'reproduction':'kgate verify --mode full','artifact_dir':'raw/profiles/t/rms-v001/verifier',"
@@ -66,8 +55,10 @@ TEST(Receipt, TrickyValuesStayByteCompatible) {
   std::string tricky =
       "{'cmd':'measure','verdict':'FAIL','floor':1e-05,'big':1e+16,'sum':0.1+0.2,'negzero':-0.0,"
       "'huge':123456789012345678901234567890,'nan':nan,'inf':inf,'ninf':-inf,"
-      "'unicode_ключ':'значение ✓ 😀','nested':{'z':[1,{'b':2,'a':[None,True,False]}],'a':'\\x01\\x7f'},"
-      "'argv':['kgate','measure','--flag=\"x\"\\\\y'],'p50_ms':{'baseline':3.0,'candidate':1.5},'speedup':2.0}";
+      "'unicode_ключ':'значение ✓ "
+      "😀','nested':{'z':[1,{'b':2,'a':[None,True,False]}],'a':'\\x01\\x7f'},"
+      "'argv':['kgate','measure','--flag=\"x\"\\\\y'],'p50_ms':{'baseline':3.0,'candidate':1.5},'"
+      "speedup':2.0}";
   ReceiptCheck r = validate_receipt(python_receipt(dir, "r.json", tricky));
   EXPECT_TRUE(r.ok) << (r.problems.empty() ? "" : r.problems[0]);
   EXPECT_EQ(r.verdict, "FAIL");  // a FAIL receipt is still intact
@@ -75,7 +66,8 @@ TEST(Receipt, TrickyValuesStayByteCompatible) {
 
 TEST(Receipt, EditedVerdictIsDetected) {
   test::TempDir dir;
-  ReceiptCheck r = validate_receipt(python_receipt(dir, "r.json", kVerify, "obj['verdict']='PASS '"));
+  ReceiptCheck r =
+      validate_receipt(python_receipt(dir, "r.json", kVerify, "obj['verdict']='PASS '"));
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(has_problem(r, "does not match")) << r.problems.size();
 }
@@ -115,11 +107,13 @@ TEST(Receipt, ResealedForgeriesMustStillBeConsistent) {
 
 TEST(Receipt, MissingVerifyFieldsAndBadCmdAreNamed) {
   test::TempDir dir;
-  ReceiptCheck r = validate_receipt(python_receipt(dir, "r.json", "{'cmd':'verify','verdict':'PASS'}"));
+  ReceiptCheck r =
+      validate_receipt(python_receipt(dir, "r.json", "{'cmd':'verify','verdict':'PASS'}"));
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(has_problem(r, "verify receipt has no hlo_audit"));
   EXPECT_TRUE(has_problem(r, "verify receipt has no anomalies"));
-  ReceiptCheck c = validate_receipt(python_receipt(dir, "c.json", "{'cmd':'bench','verdict':'PASS'}"));
+  ReceiptCheck c =
+      validate_receipt(python_receipt(dir, "c.json", "{'cmd':'bench','verdict':'PASS'}"));
   EXPECT_TRUE(has_problem(c, "cmd \"bench\""));
 }
 
