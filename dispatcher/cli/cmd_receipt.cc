@@ -1,11 +1,30 @@
-#include "common/errors.h"
+#include <cstdio>
+
+#include "audit/receipt.h"
+#include "common/exit_codes.h"
+#include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
 
 namespace kd::cli {
 
-// Placeholder until this command's issue lands.
-int cmd_receipt(const Args&) {
-  throw Error("not implemented yet");
+// kdispatch receipt verify FILE: 0 for an intact, self-consistent receipt whatever its verdict.
+int cmd_receipt(const Args& args) {
+  ParsedArgs p = parse_args(args, {});
+  if (p.positional.size() != 2 || p.positional[0] != "verify")
+    throw UsageError("expected: verify FILE");
+  const std::string& file = p.positional[1];
+  audit::ReceiptCheck r = audit::validate_receipt(file);
+  if (!r.ok) {
+    std::printf("BAD %s\n", file.c_str());
+    for (const auto& problem : r.problems)
+      std::printf("  %s\n", problem.c_str());
+    return kExitRefused;
+  }
+  std::printf("OK %s: cmd=%s verdict=%s", file.c_str(), r.cmd.c_str(), r.verdict.c_str());
+  if (!r.mode.empty()) std::printf(" mode=%s", r.mode.c_str());
+  if (r.speedup) std::printf(" speedup=%.6g", *r.speedup);
+  std::printf(" self_sha256=%s\n", r.self_sha256.c_str());
+  return kExitOk;
 }
 
 }  // namespace kd::cli

@@ -1,0 +1,35 @@
+// What the audit rules check against (DESIGN §11): filled from command-line flags, from a
+// kdispatch transcript's header, or from a foreign transcript's recorded working directory.
+// An empty field means "not known": the rules that need it report "not checked (no context)".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kd::audit {
+
+struct AuditContext {
+  std::string worktree;                 // absolute; writes must stay under it
+  std::vector<std::string> references;  // reference modules (absolute, or relative to the worktree)
+  std::vector<std::string> no_peek;     // globs (`**` any depth)
+  std::vector<std::string> plan;        // candidate ids of the stub's plan (cand1, cand2, ...)
+  std::optional<double> bar;            // the pre-registered minimum speedup
+  std::string stub_committed;           // RFC 3339 time the stub was committed
+  std::string repository;               // git repository holding the candidate branch
+  std::string branch;                   // the candidate branch (default: the repository's HEAD)
+  std::vector<std::string> receipt_dirs;  // where relative receipt paths resolve (the worktree too)
+};
+
+// Shell-style glob over '/'-separated paths: `*` and `?` stay within a component, `**` spans
+// any number of components (including none).
+bool glob_match(std::string_view pattern, std::string_view path);
+
+// True when `path` is `dir` or lies under it (both absolute and normalized).
+bool path_within(std::string_view path, std::string_view dir);
+
+// Seconds since the epoch of an RFC 3339 timestamp ("2026-03-02T10:00:00.5Z", "+01:00" offsets).
+std::optional<double> parse_rfc3339(std::string_view ts);
+
+}  // namespace kd::audit

@@ -1,0 +1,415 @@
+// One positive and one negative case per audit rule, on kdispatch transcripts sealed like the real
+// writer seals them and on Claude Code / Codex lines.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "audit/auditor.h"
+#include "audit/policy.h"
+#include "tests/audit/audit_fixtures.h"
+
+namespace kd::audit {
+namespace {
+
+using nlohmann::json;
+using test::TempDir;
+
+AuditPolicy policy() {
+  return load_audit_policy(std::string(KD_SOURCE_DIR) + "/policies/audit.json");
+}
+
+AuditReport audit(const std::string& path, const AuditContext& ctx = {}) {
+  return run_audit({path}, ctx, policy());
+}
+
+size_t count(const AuditReport& r, const std::string& rule) {
+  size_t n = 0;
+  for (const auto& f : r.findings)
+    n += f.rule == rule;
+  return n;
+}
+
+std::string dump(const AuditReport& r) {
+  std::string s;
+  for (const auto& f : r.findings)
+    s += f.rule + ": " + f.defect + " @ " + f.evidence + "\n";
+  return s;
+}
+
+// A clean author session in `wt`: reads, writes, runs, commits cand1 and finishes with a ledger
+// whose row cites a valid receipt.
+test::TranscriptBuilder clean_session(const TempDir& dir, const std::string& wt) {
+  test::python_receipt(dir / "art/author/cand1.json", test::kPassVerifyReceipt);
+  test::TranscriptBuilder t;
+  t.header(wt, {"ref/naive.py"}, {"answers/**"}, dir / "art/author");
+  t.add("request",
+        {{"turn", 1}, {"attempt", 1}, {"provider", "fake"}, {"body_ref", std::string(64, 'b')}});
+  t.add("response",
+        {{"turn", 1}, {"text", "Reading the reference first."}, {"tool_calls", json::array()}});
+  t.tool_call("read_file", {{"path", "ref/naive.py"}});
+  t.tool_call("write_file", {{"path", "kernels/rms.py"}, {"content", "def rms(x): ...\n"}});
+  t.tool_call("run_on_chip",
+              {{"command", json::array({"python", "bench.py", "--out", "results.txt"})}});
+  t.tool_call("commit", {{"message", "cand1(rms v001): fused single pass — p50 drop"}},
+              "2026-03-02T11:00:00Z");
+  std::string ledger = test::ledger_text(
+      true, {{"cand1", "fused", "abc1234", "1e-3 / 2e-3", "2.0", "1.25x", "cand1.json", "kept"}});
+  json finish = {{"ledger", ledger},
+                 {"final_candidate", "kernels/rms.py"},
+                 {"mechanism", "one pass over rows"}};
+  t.tool_call("finish", finish);
+  t.end(finish);
+  return t;
+}
+
+TEST(AuditRules, OwnCleanTranscriptAuditsClean) {
+  TempDir dir;
+  std::string path = clean_session(dir, dir / "wt").write(dir, "run/author/transcript.jsonl");
+  AuditContext ctx;
+  ctx.plan = {"cand1"};
+  ctx.stub_committed = "2026-03-02T09:00:00Z";
+  AuditReport r = audit(dir / "run", ctx);
+  EXPECT_TRUE(r.findings.empty()) << dump(r);
+  EXPECT_EQ(audit_exit_status(r), 0);
+  ASSERT_EQ(r.files.size(), 1u);
+  ASSERT_TRUE(r.files[0].chain.has_value());
+  EXPECT_TRUE(r.files[0].chain->ok);
+  EXPECT_EQ(r.events["commit"], 1u);
+  EXPECT_EQ(r.events["finish"], 2u);  // the finish call and the end record
+  EXPECT_EQ(r.not_checked.count("plan_coverage"), 0u);
+}
+
+TEST(AuditRules, ChainIntegrity) {
+  TempDir dir;
+  std::string text = clean_session(dir, dir / "wt").text();
+  size_t at = text.find("Reading the reference");
+  text.replace(at, 7, "Writing");
+  test::write_text(dir / "t.jsonl", text);
+  AuditReport r = audit(dir / "t.jsonl");
+  EXPECT_EQ(count(r, "chain_integrity"), 1u) << dump(r);
+  EXPECT_EQ(audit_exit_status(r), 2);
+}
+
+TEST(AuditRules, TornLastLineIsReportedNotFatal) {
+  TempDir dir;
+  std::string good = test::claude_tool_line("/w", "Read", {{"file_path", "/w/a.py"}});
+  test::write_text(dir / "ok.jsonl", good + good);
+  EXPECT_EQ(count(audit(dir / "ok.jsonl"), "transcript_torn"), 0u);
+  test::write_text(dir / "torn.jsonl", good + good.substr(0, 40));
+  AuditReport r = audit(dir / "torn.jsonl");
+  EXPECT_EQ(count(r, "transcript_torn"), 1u) << dump(r);
+  EXPECT_EQ(r.files[0].lines, 2u);
+  EXPECT_EQ(r.events["file_read"], 1u);
+  EXPECT_EQ(audit_exit_status(r), 1);
+}
+
+TEST(AuditRules, WriteOutsideWorktree) {
+  TempDir dir;
+  std::string in =
+      test::claude_tool_line("/w/kern", "Bash", {{"command", "cd src && echo x > out.txt"}}) +
+      test::claude_tool_line("/w/kern", "Write",
+                             {{"file_path", "/w/kern/k.py"}, {"content", "x"}}) +
+      test::claude_tool_line("/w/kern", "Bash", {{"command", "echo x > /tmp/scratch"}});
+  test::write_text(dir / "in.jsonl", in);
+  EXPECT_EQ(count(audit(dir / "in.jsonl"), "write_outside_worktree"), 0u);
+  std::string out =
+      in + test::claude_tool_line("/w/kern", "Bash", {{"command", "sed -i s/a/b/ ../other/x.py"}});
+  test::write_text(dir / "out.jsonl", out);
+  AuditReport r = audit(dir / "out.jsonl");
+  ASSERT_EQ(count(r, "write_outside_worktree"), 1u) << dump(r);
+  EXPECT_NE(r.findings[0].defect.find("/w/other/x.py"), std::string::npos);
+  EXPECT_EQ(r.findings[0].evidence, dir / "out.jsonl:4");
+  EXPECT_EQ(audit_exit_status(r), 2);
+}
+
+TEST(AuditRules, WriteOutsideFlagWorktreeOverridesRecordedCwd) {
+  TempDir dir;
+  test::write_text(dir / "a.jsonl",
+                   test::claude_tool_line("/w/kern", "Edit", {{"file_path", "/w/kern/k.py"}}));
+  AuditContext ctx;
+  ctx.worktree = "/w/other";
+  EXPECT_EQ(count(audit(dir / "a.jsonl", ctx), "write_outside_worktree"), 1u);
+}
+
+TEST(AuditRules, ReferenceWrite) {
+  TempDir dir;
+  test::TranscriptBuilder ok;
+  ok.header(dir / "wt", {"ref/naive.py"});
+  ok.tool_call("edit_file", {{"path", "kernels/rms.py"}, {"old", "a"}, {"new", "b"}});
+  ok.end();
+  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl")), "reference_write"), 0u);
+  test::TranscriptBuilder bad;
+  bad.header(dir / "wt", {"ref/naive.py"});
+  bad.tool_call("edit_file", {{"path", "ref/naive.py"}, {"old", "a"}, {"new", "b"}});
+  bad.end();
+  AuditReport r = audit(bad.write(dir, "bad.jsonl"));
+  EXPECT_EQ(count(r, "reference_write"), 1u) << dump(r);
+  EXPECT_EQ(audit_exit_status(r), 2);
+}
+
+TEST(AuditRules, NoPeekRead) {
+  TempDir dir;
+  AuditContext ctx;
+  ctx.no_peek = {"answers/**", "/srv/solutions/*.py"};
+  test::write_text(
+      dir / "ok.jsonl",
+      test::claude_tool_line("/w", "Read", {{"file_path", "/w/src/k.py"}}) +
+          test::claude_tool_line("/w", "Bash", {{"command", "cat notes/answers.txt"}}));
+  EXPECT_EQ(count(audit(dir / "ok.jsonl", ctx), "no_peek_read"), 0u);
+  test::write_text(
+      dir / "bad.jsonl",
+      test::claude_tool_line("/w", "Bash", {{"command", "head -n 20 answers/v001/best.py"}}) +
+          test::claude_tool_line("/w", "Read", {{"file_path", "/srv/solutions/k.py"}}));
+  AuditReport r = audit(dir / "bad.jsonl", ctx);
+  EXPECT_EQ(count(r, "no_peek_read"), 2u) << dump(r);
+}
+
+TEST(AuditRules, NoPeekFromKdispatchHeader) {
+  TempDir dir;
+  test::TranscriptBuilder t;
+  t.header(dir / "wt", {}, {"answers/**"});
+  t.tool_call("read_file", {{"path", "answers/cand.py"}});
+  t.end();
+  EXPECT_EQ(count(audit(t.write(dir, "t.jsonl")), "no_peek_read"), 1u);
+}
+
+TEST(AuditRules, VerdictLanguage) {
+  TempDir dir;
+  test::write_text(
+      dir / "ok.jsonl",
+      test::claude_text_line(
+          "/w", "Parity passed; this tile shape is not supported by Mosaic, trying 256."));
+  EXPECT_EQ(count(audit(dir / "ok.jsonl"), "verdict_language"), 0u);
+  test::write_text(dir / "bad.jsonl",
+                   test::claude_text_line("/w", "Done. The hypothesis is SUPPORTED by cand2.") +
+                       test::claude_text_line("/w", "Verdict: refuted"));
+  AuditReport r = audit(dir / "bad.jsonl");
+  EXPECT_EQ(count(r, "verdict_language"), 2u) << dump(r);
+}
+
+TEST(AuditRules, VerdictLanguageIgnoresTheVerifier) {
+  TempDir dir;
+  test::TranscriptBuilder t("verifier");
+  t.header(dir / "wt");
+  t.add("response", {{"turn", 1}, {"text", "verdict: PASS"}, {"tool_calls", json::array()}});
+  t.end();
+  EXPECT_EQ(count(audit(t.write(dir, "v.jsonl")), "verdict_language"), 0u);
+}
+
+TEST(AuditRules, NumbersWithoutReceipt) {
+  TempDir dir;
+  test::write_text(
+      dir / "ok.jsonl",
+      test::claude_text_line("/w", "cand1 runs 1.3x faster, receipt raw/profiles/t/receipt.json") +
+          test::claude_text_line("/w", "Tried 3 tile sizes on the x axis."));
+  EXPECT_EQ(count(audit(dir / "ok.jsonl"), "numbers_without_receipt"), 0u);
+  test::write_text(dir / "bad.jsonl",
+                   test::claude_text_line("/w", "cand1 gives a 1.3x speedup over naive.") +
+                       test::claude_text_line("/w", "Speedup: 2.10 on the op point."));
+  EXPECT_EQ(count(audit(dir / "bad.jsonl"), "numbers_without_receipt"), 2u);
+}
+
+TEST(AuditRules, LedgerRowNumbersWithoutReceipt) {
+  TempDir dir;
+  test::TranscriptBuilder t;
+  t.header(dir / "wt");
+  t.tool_call("commit", {{"message", "cand1(rms v001): a — b"}});
+  t.end({{"ledger",
+          test::ledger_text(true, {{"cand1", "x", "abc", "ok", "0.41", "1.3x", "—", "kept"}})}});
+  AuditReport r = audit(t.write(dir, "t.jsonl"));
+  EXPECT_EQ(count(r, "numbers_without_receipt"), 1u) << dump(r);
+}
+
+TEST(AuditRules, CommitGrammar) {
+  TempDir dir;
+  std::string ok =
+      test::claude_tool_line(
+          "/w", "Bash", {{"command", "git commit -am 'cand2(rms v001): tile 256 — p50 down'"}}) +
+      test::claude_tool_line("/w", "Bash", {{"command", "git commit -m 'K3(rms v001): stub'"}});
+  test::write_text(dir / "ok.jsonl", ok);
+  AuditReport clean = audit(dir / "ok.jsonl");
+  EXPECT_EQ(count(clean, "commit_grammar"), 0u) << dump(clean);
+  EXPECT_EQ(clean.events["commit"], 2u);
+  test::write_text(dir / "bad.jsonl",
+                   test::claude_tool_line(
+                       "/w", "Bash", {{"command", "git add -A && git commit -m \"wip: faster\""}}));
+  AuditReport r = audit(dir / "bad.jsonl");
+  EXPECT_EQ(count(r, "commit_grammar"), 1u) << dump(r);
+  EXPECT_EQ(audit_exit_status(r), 1);
+}
+
+TEST(AuditRules, LoadedLine) {
+  TempDir dir;
+  for (bool loaded : {true, false}) {
+    test::TranscriptBuilder t;
+    t.header(dir / "wt");
+    t.end({{"ledger", test::ledger_text(
+                          loaded, {{"cand1", "x", "-", "-", "-", "-", "-", "abandoned: OOM"}})}});
+    AuditReport r = audit(t.write(dir, loaded ? "a.jsonl" : "b.jsonl"));
+    EXPECT_EQ(count(r, "loaded_line"), loaded ? 0u : 1u) << dump(r);
+  }
+}
+
+TEST(AuditRules, LedgerVsCommitsFromTheTranscript) {
+  TempDir dir;
+  test::TranscriptBuilder ok;
+  ok.header(dir / "wt");
+  ok.tool_call("commit", {{"message", "cand1(rms v001): a — b"}});
+  ok.end({{"ledger",
+           test::ledger_text(true, {{"cand1", "x", "abc1234", "-", "-", "-", "-", "kept"}})}});
+  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl")), "ledger_vs_commits"), 0u);
+  test::TranscriptBuilder bad;
+  bad.header(dir / "wt");
+  bad.tool_call("commit", {{"message", "cand1(rms v001): a — b"}});
+  bad.tool_call("commit", {{"message", "cand3(rms v001): c — d"}});
+  bad.end({{"ledger",
+            test::ledger_text(true, {{"cand1", "x", "abc1234", "-", "-", "-", "-", "kept"},
+                                     {"cand2", "x", "def5678", "-", "-", "-", "-", "kept"}})}});
+  AuditReport r = audit(bad.write(dir, "bad.jsonl"));
+  EXPECT_EQ(count(r, "ledger_vs_commits"), 2u)
+      << dump(r);  // cand2 row without commit, cand3 commit without row
+}
+
+TEST(AuditRules, LedgerVsCommitsThroughLibgit2) {
+  TempDir dir;
+  std::string repo = dir / "repo";
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@e"});
+    auto r = test::run_process(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  std::filesystem::create_directories(repo);
+  git({"init", "-q", "-b", "kernel/rms-v001"});
+  test::write_text(repo + "/k.py", "x\n");
+  git({"add", "k.py"});
+  git({"commit", "-q", "-m", "cand1(rms v001): a — b"});
+  std::string sha = git({"rev-parse", "HEAD"}).substr(0, 40);
+  AuditContext ctx;
+  ctx.repository = repo;
+  ctx.branch = "kernel/rms-v001";
+  for (const std::string& cited :
+       {sha.substr(0, 12), std::string("0123456789abcdef0123456789abcdef01234567")}) {
+    test::TranscriptBuilder t;
+    t.header(repo);
+    t.end(
+        {{"ledger", test::ledger_text(true, {{"cand1", "x", cited, "-", "-", "-", "-", "kept"}})}});
+    AuditReport r = audit(t.write(dir, "t" + cited.substr(0, 4) + ".jsonl"), ctx);
+    EXPECT_EQ(count(r, "ledger_vs_commits"), cited == sha.substr(0, 12) ? 0u : 1u) << dump(r);
+  }
+}
+
+TEST(AuditRules, PlanCoverage) {
+  TempDir dir;
+  AuditContext ctx;
+  ctx.plan = {"cand1", "cand2"};
+  std::string ledger =
+      test::ledger_text(true, {{"cand1", "x", "-", "-", "-", "-", "-", "rejected"}});
+  test::TranscriptBuilder bad;
+  bad.header(dir / "wt");
+  bad.end({{"ledger", ledger}});
+  AuditReport r = audit(bad.write(dir, "bad.jsonl"), ctx);
+  ASSERT_EQ(count(r, "plan_coverage"), 1u) << dump(r);
+  EXPECT_NE(r.findings[0].defect.find("cand2"), std::string::npos);
+  test::TranscriptBuilder ok;
+  ok.header(dir / "wt");
+  ok.end({{"ledger", ledger},
+          {"abandoned", {{{"item", "cand2"}, {"reason", "needs a VMEM budget the chip lacks"}}}}});
+  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl"), ctx), "plan_coverage"), 0u);
+}
+
+TEST(AuditRules, StubOrder) {
+  TempDir dir;
+  test::TranscriptBuilder t;
+  t.header(dir / "wt");
+  t.tool_call("commit", {{"message", "cand1(rms v001): a — b"}}, "2026-03-02T10:00:00Z");
+  t.end();
+  std::string path = t.write(dir, "t.jsonl");
+  AuditContext before, after;
+  before.stub_committed = "2026-03-02T09:59:59Z";
+  after.stub_committed = "2026-03-02T11:30:00+01:00";  // 10:30 UTC, after the commit
+  EXPECT_EQ(count(audit(path, before), "stub_order"), 0u);
+  EXPECT_EQ(count(audit(path, after), "stub_order"), 1u);
+  EXPECT_EQ(audit(path).not_checked.count("stub_order"), 1u);
+}
+
+TEST(AuditRules, ReceiptInvalid) {
+  TempDir dir;
+  test::python_receipt(dir / "r/good.json", test::kPassVerifyReceipt);
+  test::python_receipt(dir / "r/edited.json", test::kPassVerifyReceipt, "obj['speedup']=3.0");
+  AuditContext ctx;
+  ctx.receipt_dirs = {dir / "r"};
+  auto run = [&](const std::string& receipt, const std::string& name) {
+    test::TranscriptBuilder t;
+    t.header(dir / "wt");
+    t.end({{"ledger",
+            test::ledger_text(true, {{"cand1", "x", "-", "-", "2.0", "1.25x", receipt, "kept"}})}});
+    return audit(t.write(dir, name), ctx);
+  };
+  EXPECT_EQ(count(run("good.json", "a.jsonl"), "receipt_invalid"), 0u);
+  AuditReport missing = run("raw/profiles/none.json", "b.jsonl");
+  EXPECT_EQ(count(missing, "receipt_invalid"), 1u) << dump(missing);
+  EXPECT_EQ(audit_exit_status(missing), 2);
+  AuditReport edited = run("edited.json", "c.jsonl");
+  ASSERT_EQ(count(edited, "receipt_invalid"), 1u);
+  EXPECT_NE(edited.findings[0].defect.find("does not match"), std::string::npos) << dump(edited);
+}
+
+std::string page(const std::string& receipt, const std::string& bar) {
+  return "---\nstatus: filed\nverdict: supported\nbar: " + bar + "\nverified_by: " + receipt +
+         "\n---\n# rms v001\n";
+}
+
+TEST(AuditRules, SupportedWithoutPass) {
+  TempDir dir;
+  test::python_receipt(dir / "w/pass.json", test::kPassVerifyReceipt);
+  std::string fail_receipt = test::kPassVerifyReceipt;
+  fail_receipt.replace(fail_receipt.find("'PASS'"), 6, "'FAIL'");
+  test::python_receipt(dir / "w/fail.json", fail_receipt);
+  auto run = [&](const std::string& content, const std::string& name) {
+    test::write_text(dir / name, test::claude_tool_line(
+                                     dir / "w", "Write",
+                                     {{"file_path", dir / "w/page.md"}, {"content", content}}));
+    return audit(dir / name);
+  };
+  EXPECT_EQ(count(run(page("pass.json", "1.2"), "a.jsonl"), "supported_without_pass"), 0u);
+  EXPECT_EQ(count(run(page("pass.json", "1.3"), "b.jsonl"), "supported_without_pass"),
+            1u);  // below the bar
+  AuditReport fail = run(page("fail.json", "1.1"), "c.jsonl");
+  EXPECT_EQ(count(fail, "supported_without_pass"), 1u) << dump(fail);
+  EXPECT_EQ(count(run(page("", "1.1"), "d.jsonl"), "supported_without_pass"), 1u);
+}
+
+TEST(AuditRules, SupportedOutcomeOfARunDirectory) {
+  TempDir dir;
+  clean_session(dir, dir / "wt").write(dir, "run/author/transcript.jsonl");
+  test::python_receipt(dir / "run/verifier/receipt.json", test::kPassVerifyReceipt);
+  test::write_text(dir / "run/outcome.json", R"({"verdict":"supported","bar":1.2,"receipt":")" +
+                                                 (dir / "run/verifier/receipt.json") + "\"}");
+  EXPECT_EQ(count(audit(dir / "run"), "supported_without_pass"), 0u);
+  test::write_text(dir / "run/outcome.json", R"({"verdict":"supported","bar":1.5,"receipt":")" +
+                                                 (dir / "run/verifier/receipt.json") + "\"}");
+  EXPECT_EQ(count(audit(dir / "run"), "supported_without_pass"), 1u);
+}
+
+TEST(AuditRules, DisabledRuleIsSilent) {
+  TempDir dir;
+  test::write_text(dir / "bad.jsonl", test::claude_text_line("/w", "verdict: supported"));
+  AuditPolicy p = policy();
+  p.rules["verdict_language"].enabled = false;
+  EXPECT_EQ(count(run_audit({dir / "bad.jsonl"}, {}, p), "verdict_language"), 0u);
+}
+
+TEST(AuditRules, FindingsPerRuleAreCapped) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 80; ++i)
+    text += test::claude_text_line("/w", "verdict: supported");
+  test::write_text(dir / "many.jsonl", text);
+  AuditReport r = audit(dir / "many.jsonl");
+  EXPECT_EQ(count(r, "verdict_language"), 50u);
+  EXPECT_EQ(r.suppressed["verdict_language"], 30u);
+}
+
+}  // namespace
+}  // namespace kd::audit
