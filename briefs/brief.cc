@@ -172,7 +172,9 @@ void resolve_reading(const LoadMandate& m, Assembly& pages, Brief& b, Problems& 
       b.reading.push_back(part(rules->source, "(whole page)", trimmed(rules->body)));
   }
   const std::string& cat = b.stub.category;
-  if (cat.empty()) {
+  if (b.stub.path.empty()) {
+    // The stub is refused already; the category-specific reading waits for a readable stub.
+  } else if (cat.empty()) {
     problems.push_back({item, b.stub.path + " has no category"});
   } else if (!m.has_category(cat)) {
     std::string valid;
@@ -264,10 +266,7 @@ BriefOutcome build_brief(const BriefRequest& req) {
     if (b.stub.activity == "capability-eval" && b.binding.no_peek.empty())
       b.warnings.push_back("activity is capability-eval but the binding lists no no_peek paths");
   }
-  if (!b.stub.path.empty())
-    resolve_reading(mandate, pages, b, problems);
-  else
-    problems.push_back({"required reading", "cannot be resolved without the stub's category"});
+  resolve_reading(mandate, pages, b, problems);
 
   if (problems.empty()) out.brief = std::move(b);
   return out;
