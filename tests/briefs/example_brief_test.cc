@@ -265,5 +265,19 @@ TEST(ExampleBrief, MissingExperimentAndNonRepositoryWikiAreRefused) {
   EXPECT_EQ(none.problems[0].item, "wiki");
 }
 
+TEST(ExampleBrief, PagesTheBriefDoesNotNeedAreNeverRead) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  // A malformed page and an unreadable one elsewhere in the wiki change nothing.
+  write_file_atomic(ex.wiki / "wiki/concepts/broken.md", "---\ntitle: [unterminated\n");
+  write_file_atomic(ex.wiki / "wiki/concepts/secret.md", "---\ntitle: x\n---\n");
+  commit_all(ex.wiki, "main", "unrelated pages");
+  fs::permissions(ex.wiki / "wiki/concepts/secret.md", fs::perms::none);
+  BriefOutcome out = build(ex.wiki);
+  fs::permissions(ex.wiki / "wiki/concepts/secret.md", fs::perms::owner_all);
+  ASSERT_TRUE(out.brief) << problems_text(out.problems);
+  EXPECT_TRUE(out.brief->warnings.empty());
+}
+
 }  // namespace
 }  // namespace kd::briefs
