@@ -13,4 +13,9 @@ std::filesystem::path policy_file(std::string_view relative) {
   return policy_dir() / relative;
 }
 
+std::filesystem::path examples_dir() {
+  if (const char* env = std::getenv("KDISPATCH_EXAMPLES_DIR"); env && *env) return env;
+  return KD_DEFAULT_EXAMPLES_DIR;
+}
+
 }  // namespace kd

@@ -24,7 +24,7 @@ constexpr std::string_view kModel =
 
 const Command kCommands[] = {
     {"brief", kd::cli::cmd_brief,
-     "brief --wiki DIR --family SLUG --experiment vNNN [--json] [--out FILE]"},
+     "brief --wiki DIR --family SLUG --experiment vNNN [--chips FILE] [--json] [--out FILE]"},
     {"sandbox", kd::cli::cmd_sandbox,
      "sandbox exec --worktree DIR [--profile author|verifier|FILE] [--ro PATH]... [--mask "
      "PATH]...\n"

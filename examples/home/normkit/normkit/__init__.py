@@ -1,0 +1,1 @@
+"""normkit: the example home repository of the rms-norm family."""
