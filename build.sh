@@ -55,10 +55,11 @@ case "${1:-}" in
     ;;
   fuzz)
     install_missing "${packages[@]}" clang libclang-rt-14-dev
-    CC=clang CXX=clang++ build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKD_FUZZ=ON \
-      -DKD_TESTS=OFF -DKD_BENCH=OFF
+    CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DKD_FUZZ=ON -DKD_TESTS=OFF -DKD_BENCH=OFF >/dev/null
+    cmake --build build-fuzz -j "$(nproc)" --target fuzzers
     for f in build-fuzz/tests/fuzz/fuzz_*; do
-      [ -x "$f" ] || continue
+      [ -f "$f" ] && [ -x "$f" ] || continue
       corpus="build-fuzz/corpus/$(basename "$f")"
       mkdir -p "$corpus"
       "$f" -max_total_time="${FUZZ_SECONDS:-60}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds/"$(basename "$f")"
