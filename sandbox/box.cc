@@ -336,19 +336,24 @@ RunResult Box::run(const RunRequest& req) {
   r.err = std::move(ex.err);
   r.out_truncated = ex.out_truncated;
   r.err_truncated = ex.err_truncated;
-  bool have_status = false;
+  bool have_status = false, have_command_status = false;
+  int status = 0;
   for (const auto& [type, payload] : ex.frames) {
     if (type == wire::Frame::SetupError) throw Error(payload);
-    if (type != wire::Frame::Status) continue;
     wire::Reader rd(payload);
-    const int status = int(rd.u64());
-    r.timed_out = rd.u64() != 0;
-    have_status = true;
-    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+    if (type == wire::Frame::CommandStatus) {
+      status = int(rd.u64());
+      have_command_status = true;
+    } else if (type == wire::Frame::Status) {
+      const int init_status = int(rd.u64());
+      r.timed_out = rd.u64() != 0;
+      if (!have_command_status) status = init_status;  // killed before the command ended
+      have_status = true;
+    }
   }
   if (!have_status) throw Error("box: the box's pid 1 died before reporting the command's status");
-  const std::string limit_where = cgroup_ ? "cgroup" : "rlimit";
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   if (r.timed_out) {
     r.denials.push_back(
         {"timeout", "run", "", "killed after " + std::to_string(timeout_s) + " s of wall time", 0});

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "common/errors.h"
+#include "sandbox/env_scrub.h"
 #include "sandbox/fds.h"
 #include "sandbox/ipc_uts.h"
 #include "sandbox/landlock.h"
@@ -43,6 +44,23 @@ Confinement build_box(const InitConfig& cfg) {
   prepare_staging();
   build_tree(cfg.plan);
   Confinement c;
+  // Landlock rules attach to inodes, which both views share; the chip's nodes exist only in
+  // the chip view, so the ruleset is made there when there is one.
+  auto make_ruleset = [&](bool with_chip) {
+    if (cfg.landlock_abi <= 0) return;
+    LandlockPaths paths;
+    paths.write.push_back(cfg.plan.worktree);
+    for (const auto& p : cfg.plan.rw_extra)
+      paths.write.push_back(p);
+    for (const auto& t : cfg.plan.tmpfs)
+      paths.write.push_back(t.path);
+    paths.devices.push_back("/dev");
+    if (with_chip) {
+      for (const auto& d : cfg.chip_devices)
+        paths.devices.push_back(d);
+    }
+    c.landlock_fd = make_landlock_ruleset(paths, cfg.landlock_abi);
+  };
   if (!cfg.chip_devices.empty()) {
     // Two views of one tree: the chip's device nodes exist only in the second.
     int plain = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
@@ -52,19 +70,13 @@ Confinement build_box(const InitConfig& cfg) {
     if (c.chip_ns_fd < 0) throw_sys("mount: open", "/proc/self/ns/mnt (chip view)", errno);
     add_device_nodes(cfg.chip_devices);
     enter_tree();
+    make_ruleset(true);
     if (::setns(plain, CLONE_NEWNS) != 0) throw_sys("mount: setns", "plain view", errno);
     ::close(plain);
-  }
-  enter_tree();
-  if (cfg.landlock_abi > 0) {
-    LandlockPaths paths;
-    paths.write.push_back(cfg.plan.worktree);
-    for (const auto& p : cfg.plan.rw_extra)
-      paths.write.push_back(p);
-    for (const auto& t : cfg.plan.tmpfs)
-      paths.write.push_back(t.path);
-    paths.devices.push_back("/dev");
-    c.landlock_fd = make_landlock_ruleset(paths, cfg.landlock_abi);
+    enter_tree();
+  } else {
+    enter_tree();
+    make_ruleset(false);
   }
   c.seccomp = cfg.seccomp;
   c.limits = cfg.limits;
@@ -161,6 +173,7 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
 
 void box_init_main(const InitConfig& config, int control_fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  wipe_own_environment();
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,12 +45,15 @@ void confine(const Confinement& c, bool use_chip) {
   cloexec_from_3();
 }
 
-// pid 1 blocks SIGCHLD (it reads a signalfd) and ignores SIGPIPE; children start clean.
+// pid 1 blocks SIGCHLD and ignores SIGPIPE, and the dispatcher may have inherited ignored
+// signals (SIGXCPU, SIGXFSZ) that would survive exec and disarm the rlimits: start clean.
 void reset_signals() {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  }
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::signal(SIGPIPE, SIG_DFL);
 }
 
 [[noreturn]] void fail_setup(int reply_fd, const std::string& message) {
@@ -205,12 +209,11 @@ FileResult decode_file_result(const std::string& payload) {
   return r;
 }
 
-pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                    int err) {
-  pid_t pid = clone_child(CLONE_NEWPID);
-  if (pid != 0) return pid;
+namespace {
+
+[[noreturn]] void exec_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in,
+                               int out, int err) {
   try {
-    reset_signals();
     move_fd(in, 0);
     move_fd(out, 1);
     move_fd(err, 2);
@@ -240,6 +243,37 @@ pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, 
   ssize_t ignored = ::write(2, msg.data(), msg.size());
   (void)ignored;
   ::_exit(e == ENOENT ? 127 : 126);
+}
+
+}  // namespace
+
+pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                    int err) {
+  pid_t pid = clone_child(CLONE_NEWPID);
+  if (pid != 0) return pid;
+  // Pid 1 of the command's namespace: a pid-namespace init ignores default-action signals,
+  // so the command runs as its child (and gets SIGXCPU, SIGPIPE, SIGTERM as usual) while this
+  // process reaps, reports the command's status and, by exiting, ends whatever is left.
+  reset_signals();
+  pid_t command = ::fork();
+  if (command == 0) exec_command(c, cmd, reply_fd, in, out, err);
+  if (command < 0) fail_setup(reply_fd, sys_message("pid namespace: fork", "command", errno));
+  for (int fd : {in, out, err})
+    ::close(fd);
+  int status = 0;
+  for (;;) {
+    int st;
+    pid_t p = ::waitpid(-1, &st, 0);
+    if (p < 0 && errno == EINTR) continue;
+    if (p < 0) break;
+    if (p == command) {
+      status = st;
+      break;
+    }
+  }
+  wire::Writer w;
+  w.u64(uint64_t(status));
+  ::_exit(wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes()) ? 0 : 1);
 }
 
 pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,

@@ -33,7 +33,9 @@ class Reader {
 };
 
 // Frames on a stream: one type byte, a 32-bit length, the payload.
-enum class Frame : char { Status = 'S', SetupError = 'E', FileResult = 'F' };
+// Status: from the box's pid 1 (the child's wait status, timed out); CommandStatus: the
+// command's own wait status, from the init of its pid namespace.
+enum class Frame : char { Status = 'S', CommandStatus = 'C', SetupError = 'E', FileResult = 'F' };
 bool write_frame(int fd, Frame type, const std::string& payload);  // false on a write error
 // Splits complete frames off the front of `buffer`.
 bool next_frame(std::string& buffer, Frame& type, std::string& payload);
