@@ -1,0 +1,429 @@
+#include "sandbox/box.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include "common/errors.h"
+#include "sandbox/box_init.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/env_scrub.h"
+#include "sandbox/fds.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp_filter.h"
+#include "sandbox/spawn.h"
+#include "sandbox/userns.h"
+#include "sandbox/wire.h"
+
+extern char** environ;
+
+namespace kd::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+constexpr int kStartupTimeoutMs = 20000;
+
+fs::path existing_dir(const fs::path& p, const std::string& what) {
+  std::error_code ec;
+  fs::path c = fs::canonical(p, ec);
+  if (ec) throw Error(what + " " + quote(p.string()) + ": " + ec.message());
+  if (!fs::is_directory(c)) throw Error(what + " " + quote(p.string()) + " is not a directory");
+  return c;
+}
+
+// The parent is resolved; the last component is taken as is, so a symbolic link planted at a
+// declared path is refused instead of followed. nullopt: the path does not exist.
+std::optional<fs::path> declared_path(const fs::path& p, const std::string& what) {
+  if (!p.is_absolute()) throw Error(what + " " + quote(p.string()) + " must be an absolute path");
+  std::error_code ec;
+  fs::path parent = fs::canonical(p.parent_path(), ec);
+  if (ec) return std::nullopt;
+  fs::path full = parent / p.filename();
+  struct stat st;
+  if (::lstat(full.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw_sys("lstat", what + " " + full.string(), errno);
+  }
+  if (S_ISLNK(st.st_mode)) throw Error(what + " " + quote(full.string()) + " is a symbolic link");
+  return full;
+}
+
+void set_nonblock(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+// Appends what is readable; false at end of stream.
+bool drain(int fd, std::string& into, uint64_t cap, bool& truncated) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      size_t room = into.size() < cap ? size_t(cap - into.size()) : 0;
+      into.append(buf, std::min(room, size_t(n)));
+      if (size_t(n) > room) truncated = true;
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN;
+  }
+}
+
+struct Exchange {
+  std::vector<std::pair<wire::Frame, std::string>> frames;
+  std::string out, err;
+  bool out_truncated = false, err_truncated = false;
+};
+
+// Feeds stdin and collects output and reply frames until every stream has ended.
+Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err, uint64_t cap,
+              Clock::time_point give_up) {
+  Exchange ex;
+  std::string reply_buf;
+  bool reply_truncated = false;
+  size_t in_off = 0;
+  for (int fd : {reply, in, out, err}) {
+    if (fd >= 0) set_nonblock(fd);
+  }
+  if (in >= 0 && stdin_data.empty()) close_fd(in);
+  while (reply >= 0 || out >= 0 || err >= 0) {
+    pollfd pfd[4] = {{reply, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0}, {in, POLLOUT, 0}};
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+    if (left <= 0) {
+      for (int* fd : {&reply, &in, &out, &err})
+        close_fd(*fd);
+      throw Error("box: no answer from the box's pid 1 before the deadline");
+    }
+    if (::poll(pfd, 4, int(std::min<long>(left, 1000))) < 0 && errno != EINTR) {
+      throw_sys("box: poll", "command streams", errno);
+    }
+    if (pfd[0].revents && !drain(reply, reply_buf, uint64_t(1) << 34, reply_truncated))
+      close_fd(reply);
+    if (pfd[1].revents && !drain(out, ex.out, cap, ex.out_truncated)) close_fd(out);
+    if (pfd[2].revents && !drain(err, ex.err, cap, ex.err_truncated)) close_fd(err);
+    if (in >= 0 && pfd[3].revents) {
+      ssize_t n = ::send(in, stdin_data.data() + in_off, stdin_data.size() - in_off, MSG_NOSIGNAL);
+      if (n > 0) in_off += size_t(n);
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off == stdin_data.size()) close_fd(in);
+    }
+  }
+  close_fd(in);
+  wire::Frame type;
+  std::string payload;
+  while (wire::next_frame(reply_buf, type, payload))
+    ex.frames.emplace_back(type, payload);
+  return ex;
+}
+
+}  // namespace
+
+std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
+  std::unique_ptr<Box> box(new Box());
+  box->profile_ = spec.profile;
+  box->chip_ = spec.chip;
+  const Profile& prof = spec.profile;
+  InitConfig cfg;
+  cfg.plan.worktree = existing_dir(spec.worktree, "worktree");
+  for (const auto& p : spec.rw_extra)
+    cfg.plan.rw_extra.push_back(existing_dir(p, "writable path"));
+  for (const auto& p : spec.ro) {
+    auto d = declared_path(p, "read-only path");
+    if (!d) throw Error("read-only path " + quote(p.string()) + " does not exist");
+    cfg.plan.ro.push_back(*d);
+  }
+  for (const auto& p : spec.mask) {
+    if (auto d = declared_path(p, "no-peek path")) cfg.plan.mask.push_back(*d);
+  }
+  cfg.plan.system_ro = prof.system_ro;
+  cfg.plan.tmpfs = prof.tmpfs;
+  cfg.plan.dev = prof.dev;
+  if (spec.chip) {
+    for (const auto& d : spec.chip->devices) {
+      struct stat st;
+      if (::stat(d.c_str(), &st) != 0) {
+        throw_sys("chip " + spec.chip->id + ": stat", "device " + d.string(), errno);
+      }
+      if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+        throw Error("chip " + spec.chip->id + ": " + quote(d.string()) + " is not a device node");
+      }
+      cfg.chip_devices.push_back(d);
+    }
+    if (cfg.chip_devices.empty()) throw Error("chip " + spec.chip->id + ": lists no device nodes");
+  }
+  cfg.hostname = prof.hostname;
+  cfg.limits = prof.limits;
+
+  // Who the box runs as: the caller, or as root the worktree's owner (never host root).
+  uid_t uid = ::geteuid();
+  gid_t gid = ::getegid();
+  const bool as_root = uid == 0;
+  if (as_root) {
+    struct stat st;
+    if (::stat(cfg.plan.worktree.c_str(), &st) != 0)
+      throw_sys("stat", cfg.plan.worktree.string(), errno);
+    if (st.st_uid == 0) {
+      throw Error("user namespace: worktree " + quote(cfg.plan.worktree.string()) +
+                  " is owned by root; as root a box runs as the worktree's owner and never as "
+                  "host root (chown it to an unprivileged user)");
+    }
+    uid = st.st_uid;
+    gid = st.st_gid == 0 ? st.st_uid : st.st_gid;
+  }
+
+  if (prof.landlock != Need::Off) {
+    int abi = landlock_abi();
+    if (abi < 1 && prof.landlock == Need::Required) {
+      throw Error("landlock: required by profile " + quote(prof.name) +
+                  " but the kernel does not offer it (landlock_create_ruleset: ABI 0)");
+    }
+    cfg.landlock_abi = abi;
+  }
+  cfg.seccomp = SeccompFilter().bpf();
+  box->cgroup_ = Cgroup::create(prof.limits, prof.cgroup);
+  cfg.nproc_backstop = !box->cgroup_;
+
+  int ctl[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
+    throw_sys("box: socketpair", "AF_UNIX, SOCK_SEQPACKET", errno);
+  }
+  box->control_fd_ = ctl[0];
+  const Cgroup* cg = box->cgroup_.get();
+  pid_t holder = ::fork();
+  if (holder < 0) {
+    int e = errno;
+    ::close(ctl[1]);
+    throw_sys("box: fork", "box holder", e);
+  }
+  if (holder == 0) {
+    // The box's host-side parent: joins the cgroup, drops host credentials, makes the
+    // namespaces and forks pid 1; then waits for it so the host can reap one process.
+    int fd = ctl[1];
+    try {
+      if (::dup2(fd, 3) < 0) throw_sys("fds: dup2", "control socket", errno);
+      if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0)
+        throw_sys("fds: close_range", "4..~0", errno);
+      fd = 3;
+      if (cg) cg->attach_self();
+      if (as_root) drop_host_credentials(uid, gid);
+      enter_user_namespace(uid, gid);
+      const int flags =
+          CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+      if (::unshare(flags) != 0)
+        throw_sys("namespaces: unshare", "NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS|NEWCGROUP", errno);
+      pid_t init = ::fork();
+      if (init < 0) throw_sys("pid namespace: fork", "pid 1", errno);
+      if (init == 0) box_init_main(cfg, fd);
+      send_with_fds(fd, std::string(1, char(Startup::Pid)) + std::to_string(init), {});
+      ::close(fd);
+      int status;
+      while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::_exit(0);
+    } catch (const std::exception& e) {
+      try {
+        send_with_fds(fd, std::string(1, char(Startup::Error)) + e.what(), {});
+      } catch (...) {
+      }
+      ::_exit(1);
+    }
+  }
+  ::close(ctl[1]);
+  box->holder_pid_ = holder;
+  // Startup: the holder reports pid 1, then pid 1 reports ready or the layer that failed.
+  const auto give_up = Clock::now() + std::chrono::milliseconds(kStartupTimeoutMs);
+  for (;;) {
+    pollfd pfd{box->control_fd_, POLLIN, 0};
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+    if (left <= 0 || ::poll(&pfd, 1, int(left)) == 0) throw Error("box: did not start within 20 s");
+    std::string msg;
+    std::vector<int> fds;
+    if (!recv_with_fds(box->control_fd_, msg, fds, 0) || msg.empty()) {
+      throw Error("box: the sandbox exited while starting");
+    }
+    const auto kind = Startup(msg[0]);
+    const std::string text = msg.substr(1);
+    if (kind == Startup::Error) throw Error(text);
+    if (kind == Startup::Pid) {
+      box->init_pid_ = pid_t(std::stol(text));
+      box->init_pidfd_ = int(::syscall(SYS_pidfd_open, box->init_pid_, 0));
+      if (box->init_pidfd_ < 0) throw_sys("box: pidfd_open", "pid 1 " + text, errno);
+    } else if (kind == Startup::Ready) {
+      return box;
+    }
+  }
+}
+
+void Box::shutdown() {
+  if (init_pidfd_ >= 0) {
+    ::syscall(SYS_pidfd_send_signal, init_pidfd_, SIGKILL, nullptr, 0);
+    close_fd(init_pidfd_);
+  } else if (holder_pid_ > 0) {
+    ::kill(holder_pid_, SIGKILL);
+  }
+  close_fd(control_fd_);
+  if (holder_pid_ > 0) {
+    // The holder returns only after pid 1 is reaped, and pid 1 is reaped only after every
+    // process of its namespace is gone.
+    int status;
+    while (::waitpid(holder_pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    holder_pid_ = -1;
+  }
+  cgroup_.reset();
+}
+
+Box::~Box() {
+  shutdown();
+}
+
+void Box::send_request(const std::string& message, const std::vector<int>& fds) {
+  std::lock_guard<std::mutex> lock(send_mu_);
+  if (control_fd_ < 0) throw Error("box: already closed");
+  send_with_fds(control_fd_, message, fds);
+}
+
+RunResult Box::run(const RunRequest& req) {
+  if (req.argv.empty() || req.argv[0].empty()) throw Error("run: empty command");
+  if (req.use_chip && !chip_) throw Error("run: use_chip asked, but this box has no chip");
+  auto extra = req.env;
+  if (req.use_chip) {
+    for (const auto& [k, v] : chip_->env)
+      extra[k] = v;
+  }
+  const auto env = build_environment(profile_.env, environ, extra);
+  const double timeout_s = req.timeout_s > 0 ? req.timeout_s : profile_.limits.timeout_s;
+  const uint64_t pids_before = cgroup_ ? cgroup_->pids_max_hits() : 0;
+  const uint64_t oom_before = cgroup_ ? cgroup_->oom_kills() : 0;
+
+  int reply[2], in[2], out[2], err[2];
+  make_stream_pair(reply);
+  make_stream_pair(in);
+  make_pipe(out);
+  make_pipe(err);
+  wire::Writer w;
+  w.str(std::string(1, char(Request::Run))).strs(req.argv).strs(env).str(req.cwd);
+  w.u64(req.use_chip).u64(uint64_t(timeout_s * 1000));
+  const auto start = Clock::now();
+  try {
+    send_request(w.bytes(), {reply[1], in[1], out[1], err[1]});
+  } catch (...) {
+    for (int* fd : {&reply[0], &reply[1], &in[0], &in[1], &out[0], &out[1], &err[0], &err[1]})
+      close_fd(*fd);
+    throw;
+  }
+  for (int* fd : {&reply[1], &in[1], &out[1], &err[1]})
+    close_fd(*fd);
+  const auto give_up = start + std::chrono::milliseconds(uint64_t(timeout_s * 1000) + 30000);
+  Exchange ex =
+      pump(reply[0], in[0], req.stdin_data, out[0], err[0], profile_.limits.output_bytes, give_up);
+
+  RunResult r;
+  r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  r.out = std::move(ex.out);
+  r.err = std::move(ex.err);
+  r.out_truncated = ex.out_truncated;
+  r.err_truncated = ex.err_truncated;
+  bool have_status = false, have_command_status = false;
+  int status = 0;
+  for (const auto& [type, payload] : ex.frames) {
+    if (type == wire::Frame::SetupError) throw Error(payload);
+    wire::Reader rd(payload);
+    if (type == wire::Frame::CommandStatus) {
+      status = int(rd.u64());
+      have_command_status = true;
+    } else if (type == wire::Frame::Status) {
+      const int init_status = int(rd.u64());
+      r.timed_out = rd.u64() != 0;
+      if (!have_command_status) status = init_status;  // killed before the command ended
+      have_status = true;
+    }
+  }
+  if (!have_status) throw Error("box: the box's pid 1 died before reporting the command's status");
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  if (r.timed_out) {
+    r.denials.push_back(
+        {"timeout", "run", "", "killed after " + std::to_string(timeout_s) + " s of wall time", 0});
+  }
+  if (r.signal == SIGXCPU) {
+    r.killed_by_limit = true;
+    r.limit = "cpu";
+    r.denials.push_back({"rlimit", "run", "", "RLIMIT_CPU reached", 0});
+  } else if (r.signal == SIGXFSZ) {
+    r.killed_by_limit = true;
+    r.limit = "fsize";
+    r.denials.push_back({"rlimit", "write", "", "RLIMIT_FSIZE reached", EFBIG});
+  }
+  if (cgroup_ && cgroup_->oom_kills() > oom_before) {
+    r.killed_by_limit = r.killed_by_limit || r.signal == SIGKILL;
+    if (r.limit.empty()) r.limit = "memory";
+    r.denials.push_back(
+        {"cgroup", "alloc", "", "memory limit reached; a process was killed", ENOMEM});
+  }
+  if (cgroup_ && cgroup_->pids_max_hits() > pids_before) {
+    r.denials.push_back({"cgroup", "fork", "",
+                         "pids.max (" + std::to_string(cgroup_->pids_limit()) + ") reached",
+                         EAGAIN});
+  }
+  for (const auto& [trunc, name] :
+       {std::pair{r.out_truncated, "stdout"}, std::pair{r.err_truncated, "stderr"}}) {
+    if (trunc) {
+      r.denials.push_back({"output", "write", "",
+                           std::string(name) + " exceeded " +
+                               std::to_string(profile_.limits.output_bytes) +
+                               " bytes; the rest was dropped",
+                           0});
+    }
+  }
+  return r;
+}
+
+FileResult Box::file(const FileRequest& req) {
+  if (req.path.empty()) throw Error("file: empty path");
+  int reply[2], data[2];
+  make_stream_pair(reply);
+  make_stream_pair(data);
+  wire::Writer w;
+  w.str(std::string(1, char(Request::File))).u64(uint64_t(req.op)).str(req.path).u64(req.max_bytes);
+  w.u64(uint64_t(profile_.limits.timeout_s * 1000));
+  try {
+    send_request(w.bytes(), {reply[1], data[0]});
+  } catch (...) {
+    for (int* fd : {&reply[0], &reply[1], &data[0], &data[1]})
+      close_fd(*fd);
+    throw;
+  }
+  close_fd(reply[1]);
+  close_fd(data[0]);
+  const std::string payload = req.op == FileRequest::Write ? req.data : std::string();
+  const auto give_up =
+      Clock::now() + std::chrono::milliseconds(uint64_t(profile_.limits.timeout_s * 1000) + 30000);
+  Exchange ex = pump(reply[0], data[1], payload, -1, -1, 0, give_up);
+  for (const auto& [type, body] : ex.frames) {
+    if (type == wire::Frame::SetupError) throw Error(body);
+    if (type == wire::Frame::FileResult) return decode_file_result(body);
+  }
+  throw Error("file: the confined child ended without a result");
+}
+
+RunResult exec_once(const BoxSpec& spec, const RunRequest& request) {
+  auto box = Box::open(spec);
+  RunResult r = box->run(request);
+  box.reset();
+  return r;
+}
+
+}  // namespace kd::sandbox

@@ -1,0 +1,97 @@
+// The long-lived box of one agent session (DESIGN §5): the namespaces, the mount tree and the
+// cgroup are made once in Box::open; every command or file operation is a child spawned inside
+// them and confined again (Landlock, seccomp, no capabilities, rlimits) before it runs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/chips.h"
+#include "sandbox/profile.h"
+#include "sandbox/result.h"
+
+namespace kd::sandbox {
+
+class Cgroup;
+
+struct BoxSpec {
+  Profile profile;
+  std::filesystem::path worktree;               // read-write (nodev,nosuid); the default cwd
+  std::vector<std::filesystem::path> ro;        // read-only binds, e.g. the reference, wt/.git
+  std::vector<std::filesystem::path> rw_extra;  // e.g. the author's artifact dir
+  std::vector<std::filesystem::path> mask;      // no-peek paths: unreadable and empty inside
+  std::optional<kd::Chip> chip;                 // its devices and env only for use_chip calls
+};
+
+struct RunRequest {
+  std::vector<std::string> argv;
+  std::string cwd;                         // inside the box; empty = the worktree
+  std::map<std::string, std::string> env;  // added to the profile's environment
+  bool use_chip = false;                   // expose the chip's devices and env to this call
+  double timeout_s = 0;                    // 0 = the profile's default
+  std::string stdin_data;
+};
+
+struct FileRequest {
+  enum Op { Read, Write, List, Stat } op = Read;
+  std::string path;            // inside the box; relative to the worktree unless absolute
+  std::string data;            // Write
+  size_t max_bytes = 1 << 20;  // Read
+};
+
+struct FileResult {
+  bool ok = false;
+  int err = 0;        // errno of the failed call
+  std::string error;  // "open(\"ref.py\", O_WRONLY|O_CREAT|O_TRUNC): EROFS"
+  std::string data;   // Read: the bytes (up to max_bytes)
+  bool truncated = false;
+  std::vector<std::pair<std::string, char>> entries;  // List: name, 'f' 'd' 'l' 'c' 'b' 'p' 's'
+  char type = 0;                                      // Stat
+  uint64_t size = 0;                                  // Stat
+  uint32_t mode = 0;                                  // Stat: permission bits
+};
+
+class Box {
+ public:
+  // Builds every layer the profile asks for; throws kd::Error naming the layer that failed.
+  static std::unique_ptr<Box> open(const BoxSpec& spec);
+  Box(const Box&) = delete;
+  Box& operator=(const Box&) = delete;
+  ~Box();  // kills everything inside
+
+  // Thread-safe and blocking. Throws kd::Error when the box itself is broken or a request is
+  // refused before it runs (e.g. use_chip without a chip); a command's own failure is a result.
+  RunResult run(const RunRequest& request);
+  // Done by a forked child under exactly the confinement of commands, without exec.
+  FileResult file(const FileRequest& request);
+
+  pid_t init_pid() const { return init_pid_; }  // pid 1 of the box, as the host sees it
+
+ private:
+  Box() = default;
+  void send_request(const std::string& message, const std::vector<int>& fds);
+  void shutdown();
+
+  std::mutex send_mu_;
+  int control_fd_ = -1;
+  pid_t holder_pid_ = -1;  // the host-side parent of the box's pid 1
+  pid_t init_pid_ = -1;
+  int init_pidfd_ = -1;
+  std::unique_ptr<Cgroup> cgroup_;
+  Profile profile_;
+  std::optional<kd::Chip> chip_;
+};
+
+// A fresh box for a single command (the CLI): open, run, close. Returns when everything that
+// ran inside is gone.
+RunResult exec_once(const BoxSpec& spec, const RunRequest& request);
+
+}  // namespace kd::sandbox

@@ -1,0 +1,199 @@
+#include "sandbox/box_init.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <map>
+
+#include "common/errors.h"
+#include "sandbox/env_scrub.h"
+#include "sandbox/fds.h"
+#include "sandbox/ipc_uts.h"
+#include "sandbox/landlock.h"
+#include "sandbox/netns.h"
+#include "sandbox/spawn.h"
+#include "sandbox/wire.h"
+
+namespace kd::sandbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Child {
+  int reply_fd = -1;
+  Clock::time_point deadline;
+  bool timed_out = false;
+};
+
+void send_startup(int fd, Startup kind, const std::string& text) {
+  send_with_fds(fd, std::string(1, char(kind)) + text, {});
+}
+
+// Builds every layer of the box; returns the confinement each child applies to itself.
+Confinement build_box(const InitConfig& cfg) {
+  set_box_hostname(cfg.hostname);
+  bring_loopback_up();
+  prepare_staging();
+  build_tree(cfg.plan);
+  Confinement c;
+  // Landlock rules attach to inodes, which both views share; the chip's nodes exist only in
+  // the chip view, so the ruleset is made there when there is one.
+  auto make_ruleset = [&](bool with_chip) {
+    if (cfg.landlock_abi <= 0) return;
+    LandlockPaths paths;
+    paths.write.push_back(cfg.plan.worktree);
+    for (const auto& p : cfg.plan.rw_extra)
+      paths.write.push_back(p);
+    for (const auto& t : cfg.plan.tmpfs)
+      paths.write.push_back(t.path);
+    paths.devices.push_back("/dev");
+    if (with_chip) {
+      for (const auto& d : cfg.chip_devices)
+        paths.devices.push_back(d);
+    }
+    c.landlock_fd = make_landlock_ruleset(paths, cfg.landlock_abi);
+  };
+  if (!cfg.chip_devices.empty()) {
+    // Two views of one tree: the chip's device nodes exist only in the second.
+    int plain = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (plain < 0) throw_sys("mount: open", "/proc/self/ns/mnt", errno);
+    if (::unshare(CLONE_NEWNS) != 0) throw_sys("mount: unshare", "CLONE_NEWNS (chip view)", errno);
+    c.chip_ns_fd = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (c.chip_ns_fd < 0) throw_sys("mount: open", "/proc/self/ns/mnt (chip view)", errno);
+    add_device_nodes(cfg.chip_devices);
+    enter_tree();
+    make_ruleset(true);
+    if (::setns(plain, CLONE_NEWNS) != 0) throw_sys("mount: setns", "plain view", errno);
+    ::close(plain);
+    enter_tree();
+  } else {
+    enter_tree();
+    make_ruleset(false);
+  }
+  c.seccomp = cfg.seccomp;
+  c.limits = cfg.limits;
+  c.nproc_backstop = cfg.nproc_backstop;
+  c.worktree = cfg.plan.worktree.string();
+  return c;
+}
+
+void finish(std::map<pid_t, Child>& children, pid_t pid, int status) {
+  auto it = children.find(pid);
+  if (it == children.end()) return;  // an orphan that ended up with us
+  wire::Writer w;
+  w.u64(uint64_t(status)).u64(it->second.timed_out);
+  wire::write_frame(it->second.reply_fd, wire::Frame::Status, w.bytes());
+  ::close(it->second.reply_fd);
+  children.erase(it);
+}
+
+void serve(const Confinement& c, int control_fd, int sig_fd) {
+  std::map<pid_t, Child> children;
+  for (;;) {
+    int timeout_ms = -1;
+    const auto now = Clock::now();
+    for (auto& [pid, ch] : children) {
+      if (ch.timed_out) continue;
+      if (ch.deadline <= now) {
+        ch.timed_out = true;
+        ::kill(pid, SIGKILL);  // pid 1 of its namespace: everything it started goes too
+        continue;
+      }
+      auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(ch.deadline - now).count() + 1;
+      if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = int(ms);
+    }
+    pollfd pfd[2] = {{control_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
+    if (::poll(pfd, 2, timeout_ms) < 0 && errno != EINTR) ::_exit(3);
+    if (pfd[1].revents & POLLIN) {
+      signalfd_siginfo info;
+      while (::read(sig_fd, &info, sizeof info) == ssize_t(sizeof info)) {
+      }
+      int status;
+      pid_t pid;
+      while ((pid = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+        finish(children, pid, status);
+    }
+    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      std::string msg;
+      std::vector<int> fds;
+      bool got = false;
+      try {
+        got = recv_with_fds(control_fd, msg, fds, 4);
+      } catch (const Error&) {
+        got = false;
+      }
+      if (!got) ::_exit(0);  // the host went away: pid 1 exits and the kernel kills the rest
+      try {
+        wire::Reader rd(msg);
+        const std::string kind = rd.str();
+        if (kind.size() == 1 && Request(kind[0]) == Request::Run && fds.size() == 4) {
+          CommandSpec cmd;
+          cmd.argv = rd.strs();
+          cmd.env = rd.strs();
+          cmd.cwd = rd.str();
+          cmd.use_chip = rd.u64() != 0 && c.chip_ns_fd >= 0;
+          const uint64_t timeout_ms = rd.u64();
+          pid_t pid = spawn_command(c, cmd, fds[0], fds[1], fds[2], fds[3]);
+          if (pid > 0) {
+            children[pid] = Child{fds[0], Clock::now() + std::chrono::milliseconds(timeout_ms)};
+            fds[0] = -1;
+          }
+        } else if (kind.size() == 1 && Request(kind[0]) == Request::File && fds.size() == 2) {
+          auto op = FileRequest::Op(rd.u64());
+          const std::string path = rd.str();
+          const uint64_t max_bytes = rd.u64();
+          const uint64_t timeout_ms = rd.u64();
+          pid_t pid = spawn_file_op(c, op, path, max_bytes, fds[0], fds[1]);
+          if (pid > 0) {
+            children[pid] = Child{fds[0], Clock::now() + std::chrono::milliseconds(timeout_ms)};
+            fds[0] = -1;
+          }
+        }
+      } catch (const Error& e) {
+        if (!fds.empty() && fds[0] >= 0)
+          wire::write_frame(fds[0], wire::Frame::SetupError, e.what());
+      }
+      for (int fd : fds) {
+        if (fd >= 0) ::close(fd);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void box_init_main(const InitConfig& config, int control_fd) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  wipe_own_environment();
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  int sig_fd = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  Confinement c;
+  try {
+    if (sig_fd < 0) throw_sys("pid namespace: signalfd", "SIGCHLD", errno);
+    c = build_box(config);
+    send_startup(control_fd, Startup::Ready, "");
+  } catch (const std::exception& e) {
+    try {
+      send_startup(control_fd, Startup::Error, e.what());
+    } catch (...) {
+    }
+    ::_exit(1);
+  }
+  serve(c, control_fd, sig_fd);
+  ::_exit(0);
+}
+
+}  // namespace kd::sandbox

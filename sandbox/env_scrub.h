@@ -1,0 +1,21 @@
+// The environment of a command: the profile's fixed variables, host variables on the pass
+// list, the caller's additions; names on the deny list never enter (provider keys, LD_*).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sandbox/profile.h"
+
+namespace kd::sandbox {
+
+// Throws kd::Error naming the variable when `extra` holds a denied name.
+std::vector<std::string> build_environment(const EnvPolicy& policy, char** host_env,
+                                           const std::map<std::string, std::string>& extra);
+
+// Zeroes the strings of the calling process's environment and empties `environ`, so the
+// box's pid 1 (a fork of the dispatcher) shows nothing in /proc/1/environ.
+void wipe_own_environment();
+
+}  // namespace kd::sandbox

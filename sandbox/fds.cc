@@ -1,0 +1,94 @@
+#include "sandbox/fds.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/errors.h"
+
+namespace kd::sandbox {
+
+void cloexec_from_3() {
+  if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    throw_sys("fds: close_range", "3..~0, CLOSE_RANGE_CLOEXEC", errno);
+  }
+}
+
+void send_with_fds(int sock, const std::string& data, const std::vector<int>& fds) {
+  iovec iov{const_cast<char*>(data.data()), data.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+  if (!fds.empty()) {
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
+  ssize_t n;
+  do
+    n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != ssize_t(data.size()))
+    throw_sys("box: sendmsg", "control socket", n < 0 ? errno : EMSGSIZE);
+}
+
+bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t max_fds) {
+  data.assign(1 << 16, '\0');
+  iovec iov{data.data(), data.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * (max_fds ? max_fds : 1)));
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  ssize_t n;
+  do
+    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) throw_sys("box: recvmsg", "control socket", errno);
+  fds.clear();
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      fds.push_back(fd);
+    }
+  }
+  if (n == 0 && fds.empty()) return false;
+  if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+    for (int fd : fds)
+      ::close(fd);
+    throw Error("box: recvmsg: message or descriptors truncated");
+  }
+  data.resize(size_t(n));
+  return true;
+}
+
+void make_pipe(int fds[2]) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw_sys("box: pipe2", "O_CLOEXEC", errno);
+}
+
+void make_stream_pair(int fds[2]) {
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw_sys("box: socketpair", "AF_UNIX, SOCK_STREAM", errno);
+  }
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace kd::sandbox

@@ -1,0 +1,28 @@
+// File descriptors crossing into and out of the box: passing them over a Unix socket, and the
+// hygiene before exec (only 0-2 survive).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kd::sandbox {
+
+// Marks every descriptor from 3 up close-on-exec, so a command inherits only 0, 1 and 2 while
+// the spawning code can still report errors until the exec.
+void cloexec_from_3();
+
+// Sends one datagram (SOCK_SEQPACKET) with the descriptors attached; throws kd::Error.
+void send_with_fds(int sock, const std::string& data, const std::vector<int>& fds);
+
+// Receives one datagram and up to `max_fds` descriptors (made close-on-exec). Returns false on
+// end of stream; throws kd::Error on failure.
+bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t max_fds);
+
+// A pipe or socketpair whose both ends are close-on-exec; throws kd::Error naming the call.
+void make_pipe(int fds[2]);
+void make_stream_pair(int fds[2]);
+
+// Closes a descriptor if open and sets it to -1.
+void close_fd(int& fd);
+
+}  // namespace kd::sandbox

@@ -1,0 +1,323 @@
+#include "sandbox/mount_tree.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/errors.h"
+
+namespace kd::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kOld = "/oldroot";
+const std::string kNew = "/newroot";
+const char* kEmptyFile = "/mask-empty";  // in the staging tmpfs, mode 0000
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// -errno on failure.
+int open_nofollow(const std::string& path, int flags = O_PATH) {
+  open_how how{};
+  how.flags = uint64_t(flags | O_CLOEXEC | O_NOFOLLOW);
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  return fd < 0 ? -errno : int(fd);
+}
+
+Fd must_open(const std::string& path, const std::string& why) {
+  int fd = open_nofollow(path);
+  if (fd < 0) throw_sys("mount: openat2", path + " (" + why + ")", -fd);
+  return Fd(fd);
+}
+
+void set_attr(int fd, bool recursive, uint64_t attrs, const std::string& what) {
+  mount_attr attr{};
+  attr.attr_set = attrs;
+  unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+  if (::syscall(SYS_mount_setattr, fd, "", flags, &attr, sizeof attr) != 0) {
+    throw_sys("mount: mount_setattr", what, errno);
+  }
+}
+
+// A detached copy of the mount(s) at `src`, with extra attributes set.
+Fd clone_tree(int src, bool recursive, uint64_t attrs, const std::string& what) {
+  unsigned flags =
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+  long fd = ::syscall(SYS_open_tree, src, "", flags);
+  if (fd < 0) throw_sys("mount: open_tree(OPEN_TREE_CLONE)", what, errno);
+  Fd tree{int(fd)};
+  if (attrs) set_attr(tree.get(), recursive, attrs, what);
+  return tree;
+}
+
+void attach(int tree, int target, const std::string& what) {
+  if (::syscall(SYS_move_mount, tree, "", target, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    throw_sys("mount: move_mount", what, errno);
+  }
+}
+
+Fd new_tmpfs(const std::string& size, const std::string& mode, uint64_t attrs,
+             const std::string& what) {
+  long fsfd = ::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (fsfd < 0) throw_sys("mount: fsopen", "tmpfs for " + what, errno);
+  Fd fsfd_owner{int(fsfd)};
+  const Fd& fs = fsfd_owner;
+  auto set = [&](const char* key, const std::string& value) {
+    if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) != 0) {
+      throw_sys("mount: fsconfig", std::string(key) + "=" + value + " for " + what, errno);
+    }
+  };
+  set("size", size);
+  set("mode", mode);
+  if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    throw_sys("mount: fsconfig(FSCONFIG_CMD_CREATE)", "tmpfs for " + what, errno);
+  }
+  long m = ::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, attrs);
+  if (m < 0) throw_sys("mount: fsmount", "tmpfs for " + what, errno);
+  return Fd(int(m));
+}
+
+// Opens the mount point for `inside` under /newroot, creating it (and its parents) when absent.
+Fd ensure_target(const fs::path& inside, bool dir) {
+  const std::string full = kNew + inside.string();
+  int fd = open_nofollow(full);
+  if (fd >= 0) {
+    struct stat st;
+    ::fstat(fd, &st);
+    if (S_ISDIR(st.st_mode) != dir) {
+      ::close(fd);
+      throw Error("mount: " + quote(inside.string()) + " exists inside as a " +
+                  (dir ? "non-directory" : "directory") + ", cannot mount over it");
+    }
+    return Fd(fd);
+  }
+  if (fd != -ENOENT) throw_sys("mount: openat2", full, -fd);
+  if (inside.has_parent_path() && inside.parent_path() != inside)
+    ensure_target(inside.parent_path(), true);
+  if (dir) {
+    if (::mkdir(full.c_str(), 0755) != 0 && errno != EEXIST) throw_sys("mount: mkdir", full, errno);
+  } else {
+    int f = ::open(full.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (f < 0) throw_sys("mount: create mount point", full, errno);
+    ::close(f);
+  }
+  return must_open(full, "mount point");
+}
+
+void bind(const fs::path& host, const fs::path& inside, uint64_t attrs, bool recursive) {
+  const std::string src = kOld + host.string();
+  Fd s = must_open(src, "bind source");
+  struct stat st;
+  if (::fstat(s.get(), &st) != 0) throw_sys("mount: fstat", src, errno);
+  Fd t = ensure_target(inside, S_ISDIR(st.st_mode));
+  Fd tree = clone_tree(s.get(), recursive, attrs, host.string());
+  attach(tree.get(), t.get(), host.string() + " -> " + inside.string());
+}
+
+void mount_system_dir(const fs::path& p) {
+  const std::string src = kOld + p.string();
+  struct stat st;
+  if (::lstat(src.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;  // not on this host
+    throw_sys("mount: lstat", p.string(), errno);
+  }
+  if (S_ISLNK(st.st_mode)) {  // merged /usr: /bin -> usr/bin
+    char buf[4096];
+    ssize_t n = ::readlink(src.c_str(), buf, sizeof buf - 1);
+    if (n < 0) throw_sys("mount: readlink", p.string(), errno);
+    ensure_target(p.parent_path(), true);
+    if (::symlink(std::string(buf, size_t(n)).c_str(), (kNew + p.string()).c_str()) != 0) {
+      throw_sys("mount: symlink", p.string(), errno);
+    }
+    return;
+  }
+  bind(p, p, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+}
+
+void mount_tmpfs(const fs::path& p, uint64_t size_mb) {
+  Fd t = ensure_target(p, true);
+  Fd m = new_tmpfs(std::to_string(size_mb) + "m", "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                   p.string());
+  attach(m.get(), t.get(), "tmpfs -> " + p.string());
+}
+
+void mount_dev(const std::vector<std::string>& names) {
+  Fd t = ensure_target("/dev", true);
+  Fd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev");
+  attach(m.get(), t.get(), "tmpfs -> /dev");
+  for (const auto& name : names) {
+    struct stat st;
+    if (::stat((kOld + "/dev/" + name).c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) continue;
+    bind("/dev/" + name, "/dev/" + name, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+  }
+  const std::string pts = kNew + "/dev/pts";
+  if (::mkdir(pts.c_str(), 0755) != 0) throw_sys("mount: mkdir", pts, errno);
+  if (::mount("devpts", pts.c_str(), "devpts", MS_NOSUID | MS_NOEXEC,
+              "newinstance,ptmxmode=0666,mode=0620") != 0) {
+    throw_sys("mount: mount(devpts)", "/dev/pts", errno);
+  }
+  const std::pair<const char*, const char*> links[] = {{"pts/ptmx", "/dev/ptmx"},
+                                                       {"/proc/self/fd", "/dev/fd"},
+                                                       {"/proc/self/fd/0", "/dev/stdin"},
+                                                       {"/proc/self/fd/1", "/dev/stdout"},
+                                                       {"/proc/self/fd/2", "/dev/stderr"}};
+  for (const auto& [to, at] : links) {
+    if (::symlink(to, (kNew + at).c_str()) != 0) throw_sys("mount: symlink", at, errno);
+  }
+}
+
+void mount_proc() {
+  Fd t = ensure_target("/proc", true);
+  const std::string p = kNew + "/proc";
+  if (::mount("proc", p.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    throw_sys("mount: mount(proc)", "/proc", errno);
+  }
+  for (const char* sub : {"/proc/sys", "/proc/sysrq-trigger"}) {
+    const std::string full = kNew + sub;
+    if (::access(full.c_str(), F_OK) != 0) continue;  // not built into this kernel
+    Fd s = must_open(full, "read-only proc entry");
+    Fd tree =
+        clone_tree(s.get(), true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, sub);
+    attach(tree.get(), s.get(), std::string(sub) + " read-only");
+  }
+}
+
+void mount_mask(const fs::path& p) {
+  const std::string full = kNew + p.string();
+  int fd = open_nofollow(full);
+  if (fd == -ENOENT) return;  // not visible inside anyway
+  if (fd == -ELOOP) throw Error("mount: no-peek path " + quote(p.string()) + " is a symbolic link");
+  if (fd < 0) throw_sys("mount: openat2", full, -fd);
+  Fd t(fd);
+  struct stat st;
+  ::fstat(t.get(), &st);
+  const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  if (S_ISDIR(st.st_mode)) {
+    Fd m = new_tmpfs("4k", "0000", ro, "mask " + p.string());
+    attach(m.get(), t.get(), "mask -> " + p.string());
+  } else {
+    Fd s = must_open(kEmptyFile, "mask source");
+    Fd tree = clone_tree(s.get(), false, ro, "mask " + p.string());
+    attach(tree.get(), t.get(), "mask -> " + p.string());
+  }
+}
+
+enum class Kind { SystemRo, Tmpfs, Dev, Proc, Rw, Ro, Mask };
+struct Op {
+  fs::path path;
+  Kind kind;
+  uint64_t size_mb = 0;
+};
+
+}  // namespace
+
+void prepare_staging() {
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    throw_sys("mount: mount", "/ MS_REC|MS_PRIVATE", errno);
+  }
+  Fd staging = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "staging");
+  Fd tmp = must_open("/tmp", "staging mount point");
+  attach(staging.get(), tmp.get(), "staging tmpfs -> /tmp");
+  if (::chdir("/tmp") != 0) throw_sys("mount: chdir", "/tmp (staging)", errno);
+  for (const char* d : {"oldroot", "newroot"}) {
+    if (::mkdir(d, 0755) != 0) throw_sys("mount: mkdir", d, errno);
+  }
+  if (::syscall(SYS_pivot_root, ".", "oldroot") != 0)
+    throw_sys("mount: pivot_root", "staging", errno);
+  if (::chdir("/") != 0) throw_sys("mount: chdir", "/", errno);
+  int f = ::open(kEmptyFile, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+  if (f < 0) throw_sys("mount: create", kEmptyFile, errno);
+  ::close(f);
+  Fd root = new_tmpfs("16m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "box root");
+  Fd nr = must_open(kNew, "box root");
+  attach(root.get(), nr.get(), "box root tmpfs -> " + kNew);
+}
+
+void build_tree(const MountPlan& plan) {
+  std::vector<Op> ops;
+  for (const auto& p : plan.system_ro)
+    ops.push_back({p, Kind::SystemRo});
+  for (const auto& t : plan.tmpfs)
+    ops.push_back({t.path, Kind::Tmpfs, t.size_mb});
+  ops.push_back({"/dev", Kind::Dev});
+  ops.push_back({"/proc", Kind::Proc});
+  ops.push_back({plan.worktree, Kind::Rw});
+  for (const auto& p : plan.rw_extra)
+    ops.push_back({p, Kind::Rw});
+  for (const auto& p : plan.ro)
+    ops.push_back({p, Kind::Ro});
+  for (const auto& p : plan.mask)
+    ops.push_back({p, Kind::Mask});
+  // Parents before children: a path sorts before every path beneath it.
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const Op& a, const Op& b) { return a.path.string() < b.path.string(); });
+  for (const auto& op : ops) {
+    switch (op.kind) {
+      case Kind::SystemRo:
+        mount_system_dir(op.path);
+        break;
+      case Kind::Tmpfs:
+        mount_tmpfs(op.path, op.size_mb);
+        break;
+      case Kind::Dev:
+        mount_dev(plan.dev);
+        break;
+      case Kind::Proc:
+        mount_proc();
+        break;
+      case Kind::Rw:
+        bind(op.path, op.path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+        break;
+      case Kind::Ro:
+        bind(op.path, op.path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+        break;
+      case Kind::Mask:
+        mount_mask(op.path);
+        break;
+    }
+  }
+}
+
+void add_device_nodes(const std::vector<fs::path>& devices) {
+  for (const auto& d : devices) {
+    struct stat st;
+    if (::stat((kOld + d.string()).c_str(), &st) != 0)
+      throw_sys("mount: stat", "chip device " + d.string(), errno);
+    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+      throw Error("mount: chip device " + quote(d.string()) + " is not a device node");
+    }
+    bind(d, d, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+  }
+}
+
+void enter_tree() {
+  if (::chdir(kNew.c_str()) != 0) throw_sys("mount: chdir", kNew, errno);
+  if (::syscall(SYS_pivot_root, ".", ".") != 0) throw_sys("mount: pivot_root", kNew, errno);
+  if (::umount2(".", MNT_DETACH) != 0) throw_sys("mount: umount2", "host root (MNT_DETACH)", errno);
+  if (::chdir("/") != 0) throw_sys("mount: chdir", "/", errno);
+  Fd root = must_open("/", "box root");
+  set_attr(root.get(), false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+           "/ read-only");
+}
+
+}  // namespace kd::sandbox

@@ -1,0 +1,32 @@
+// Mount namespace: an explicit tree built on a private tmpfs, never a bind of the host's `/`.
+// Read-only system dirs; the worktree and extra writable dirs read-write (nodev, nosuid);
+// read-only binds over declared paths (the reference module, the worktree's .git); masked
+// no-peek paths (an empty, unreadable file or directory); private size-limited tmpfs; a fresh
+// /proc with /proc/sys read-only; a minimal /dev. Every source and target is opened without
+// following symbolic links, so a link planted in the worktree cannot redirect a mount.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sandbox/profile.h"
+
+namespace kd::sandbox {
+
+struct MountPlan {
+  std::vector<std::filesystem::path> system_ro;
+  std::vector<TmpfsMount> tmpfs;
+  std::vector<std::string> dev;
+  std::filesystem::path worktree;
+  std::vector<std::filesystem::path> rw_extra, ro, mask;
+};
+
+// Run in order by the box's pid 1, inside its new user, mount and pid namespaces. Each throws
+// kd::Error naming "mount" and the call.
+void prepare_staging();  // host root moves to /oldroot, the box is built in /newroot
+void build_tree(const MountPlan& plan);  // everything under /newroot
+void add_device_nodes(const std::vector<std::filesystem::path>& devices);  // chip nodes
+void enter_tree();  // pivot into /newroot, drop the host root, `/` read-only
+
+}  // namespace kd::sandbox

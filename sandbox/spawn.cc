@@ -1,0 +1,296 @@
+#include "sandbox/spawn.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "common/errors.h"
+#include "sandbox/fds.h"
+#include "sandbox/landlock.h"
+#include "sandbox/rlimits.h"
+#include "sandbox/seccomp_filter.h"
+#include "sandbox/userns.h"
+#include "sandbox/wire.h"
+
+namespace kd::sandbox {
+namespace {
+
+// The box's pid 1 is single-threaded, so a raw clone is as safe as fork here.
+pid_t clone_child(unsigned long flags) {
+  return pid_t(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+}
+
+// Everything but exec, in the order the kernel requires: namespace switches need the
+// capabilities that are dropped later; Landlock needs no_new_privs; seccomp comes last so the
+// setup itself is not filtered.
+void confine(const Confinement& c, bool use_chip) {
+  if (use_chip && ::setns(c.chip_ns_fd, CLONE_NEWNS) != 0)
+    throw_sys("mount: setns", "chip view", errno);
+  apply_rlimits(c.limits, c.nproc_backstop);
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    throw_sys("no_new_privs: prctl", "PR_SET_NO_NEW_PRIVS", errno);
+  if (c.landlock_fd >= 0) landlock_restrict(c.landlock_fd);
+  drop_all_capabilities();
+  assert_unprivileged();
+  cloexec_from_3();
+}
+
+// pid 1 blocks SIGCHLD and ignores SIGPIPE, and the dispatcher may have inherited ignored
+// signals (SIGXCPU, SIGXFSZ) that would survive exec and disarm the rlimits: start clean.
+void reset_signals() {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+[[noreturn]] void fail_setup(int reply_fd, const std::string& message) {
+  wire::write_frame(reply_fd, wire::Frame::SetupError, message);
+  ::_exit(125);
+}
+
+void move_fd(int from, int to) {
+  if (from == to) {
+    ::fcntl(to, F_SETFD, 0);
+    return;
+  }
+  if (::dup2(from, to) < 0)
+    throw_sys("fds: dup2", std::to_string(from) + " -> " + std::to_string(to), errno);
+}
+
+std::string sys_error(const std::string& call, const std::string& path, const char* flags,
+                      int err) {
+  return call + "(" + quote(path) + (flags ? std::string(", ") + flags : "") +
+         "): " + errno_name(err);
+}
+
+FileResult failed(const std::string& call, const std::string& path, const char* flags, int err) {
+  FileResult r;
+  r.err = err;
+  r.error = sys_error(call, path, flags, err);
+  return r;
+}
+
+char type_char(mode_t m) {
+  if (S_ISREG(m)) return 'f';
+  if (S_ISDIR(m)) return 'd';
+  if (S_ISLNK(m)) return 'l';
+  if (S_ISCHR(m)) return 'c';
+  if (S_ISBLK(m)) return 'b';
+  if (S_ISFIFO(m)) return 'p';
+  return 's';
+}
+
+// Opens a regular file without blocking on a FIFO or touching a device.
+int open_regular(const std::string& path, int flags, FileResult& error, const char* flag_text) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+  if (fd < 0) {
+    error = failed("open", path, flag_text, errno);
+    return -1;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    error = failed("open", path, flag_text, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+    if (!S_ISDIR(st.st_mode)) error.error = "open(" + quote(path) + "): not a regular file";
+    return -1;
+  }
+  ::fcntl(fd, F_SETFL, 0);
+  return fd;
+}
+
+FileResult do_file_op(FileRequest::Op op, const std::string& path, uint64_t max_bytes,
+                      int data_fd) {
+  FileResult r;
+  switch (op) {
+    case FileRequest::Read: {
+      int fd = open_regular(path, O_RDONLY, r, "O_RDONLY");
+      if (fd < 0) return r;
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+        size_t room = max_bytes - std::min<uint64_t>(max_bytes, r.data.size());
+        r.data.append(buf, std::min<size_t>(room, size_t(n)));
+        if (size_t(n) > room) {
+          r.truncated = true;
+          break;
+        }
+      }
+      if (n < 0) return failed("read", path, nullptr, errno);
+      ::close(fd);
+      break;
+    }
+    case FileRequest::Write: {
+      int fd = open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, r, "O_WRONLY|O_CREAT|O_TRUNC");
+      if (fd < 0) return r;
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::read(data_fd, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off < n;) {
+          ssize_t w = ::write(fd, buf + off, size_t(n - off));
+          if (w < 0) return failed("write", path, nullptr, errno);
+          off += w;
+        }
+      }
+      if (::close(fd) != 0) return failed("close", path, nullptr, errno);
+      break;
+    }
+    case FileRequest::List: {
+      DIR* d = ::opendir(path.c_str());
+      if (!d) return failed("opendir", path, nullptr, errno);
+      while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st;
+        char t = '?';
+        if (::fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+          t = type_char(st.st_mode);
+        r.entries.emplace_back(name, t);
+      }
+      ::closedir(d);
+      std::sort(r.entries.begin(), r.entries.end());
+      break;
+    }
+    case FileRequest::Stat: {
+      struct stat st;
+      if (::fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return failed("stat", path, nullptr, errno);
+      }
+      r.type = type_char(st.st_mode);
+      r.size = uint64_t(st.st_size);
+      r.mode = st.st_mode & 07777;
+      break;
+    }
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+std::string encode_file_result(const FileResult& r) {
+  wire::Writer w;
+  w.u64(r.ok).u64(uint64_t(r.err)).str(r.error).str(r.data).u64(r.truncated);
+  w.u64(r.entries.size());
+  for (const auto& [name, t] : r.entries)
+    w.str(name).u64(uint64_t(t));
+  w.u64(uint64_t(r.type)).u64(r.size).u64(r.mode);
+  return w.bytes();
+}
+
+FileResult decode_file_result(const std::string& payload) {
+  wire::Reader rd(payload);
+  FileResult r;
+  r.ok = rd.u64();
+  r.err = int(rd.u64());
+  r.error = rd.str();
+  r.data = rd.str();
+  r.truncated = rd.u64();
+  uint64_t n = rd.u64();
+  for (uint64_t i = 0; i < n && i < payload.size(); ++i) {
+    std::string name = rd.str();
+    r.entries.emplace_back(name, char(rd.u64()));
+  }
+  r.type = char(rd.u64());
+  r.size = rd.u64();
+  r.mode = uint32_t(rd.u64());
+  return r;
+}
+
+namespace {
+
+[[noreturn]] void exec_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in,
+                               int out, int err) {
+  try {
+    move_fd(in, 0);
+    move_fd(out, 1);
+    move_fd(err, 2);
+    if (::setsid() < 0) throw_sys("pid namespace: setsid", "command", errno);
+    const std::string cwd = cmd.cwd.empty() ? c.worktree : cmd.cwd;
+    if (::chdir(cwd.c_str()) != 0) throw_sys("run: chdir", cwd, errno);
+    confine(c, cmd.use_chip);
+  } catch (const std::exception& e) {
+    fail_setup(reply_fd, e.what());
+  }
+  std::vector<char*> argv, envp;
+  for (const auto& a : cmd.argv)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : cmd.env)
+    envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  environ = envp.data();
+  try {
+    load_seccomp(c.seccomp);
+  } catch (const std::exception& e) {
+    fail_setup(reply_fd, e.what());
+  }
+  ::execvp(argv[0], argv.data());
+  int e = errno;
+  std::string msg = "sandbox: execvp(" + quote(cmd.argv[0]) + "): " + errno_name(e) + "\n";
+  ssize_t ignored = ::write(2, msg.data(), msg.size());
+  (void)ignored;
+  ::_exit(e == ENOENT ? 127 : 126);
+}
+
+}  // namespace
+
+pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                    int err) {
+  pid_t pid = clone_child(CLONE_NEWPID);
+  if (pid != 0) return pid;
+  // Pid 1 of the command's namespace: a pid-namespace init ignores default-action signals,
+  // so the command runs as its child (and gets SIGXCPU, SIGPIPE, SIGTERM as usual) while this
+  // process reaps, reports the command's status and, by exiting, ends whatever is left.
+  reset_signals();
+  pid_t command = ::fork();
+  if (command == 0) exec_command(c, cmd, reply_fd, in, out, err);
+  if (command < 0) fail_setup(reply_fd, sys_message("pid namespace: fork", "command", errno));
+  for (int fd : {in, out, err})
+    ::close(fd);
+  int status = 0;
+  for (;;) {
+    int st;
+    pid_t p = ::waitpid(-1, &st, 0);
+    if (p < 0 && errno == EINTR) continue;
+    if (p < 0) break;
+    if (p == command) {
+      status = st;
+      break;
+    }
+  }
+  wire::Writer w;
+  w.u64(uint64_t(status));
+  ::_exit(wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes()) ? 0 : 1);
+}
+
+pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,
+                    uint64_t max_bytes, int reply_fd, int data_fd) {
+  pid_t pid = clone_child(0);
+  if (pid != 0) return pid;
+  FileResult r;
+  try {
+    reset_signals();
+    if (::chdir(c.worktree.c_str()) != 0) throw_sys("file: chdir", c.worktree, errno);
+    confine(c, false);
+    load_seccomp(c.seccomp);
+  } catch (const std::exception& e) {
+    fail_setup(reply_fd, e.what());
+  }
+  r = do_file_op(op, path, max_bytes, data_fd);
+  ::_exit(wire::write_frame(reply_fd, wire::Frame::FileResult, encode_file_result(r)) ? 0 : 1);
+}
+
+}  // namespace kd::sandbox

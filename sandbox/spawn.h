@@ -1,0 +1,46 @@
+// Spawning inside the box: every command and file operation is a child of the box's pid 1 that
+// confines itself (chip view, rlimits, no_new_privs, Landlock, no capabilities, fds, seccomp)
+// and checks the result before it runs anything of the agent's.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "sandbox/box.h"
+#include "sandbox/profile.h"
+
+namespace kd::sandbox {
+
+struct Confinement {
+  int chip_ns_fd = -1;   // mount namespace with the chip's device nodes
+  int landlock_fd = -1;  // -1 when the profile turned Landlock off or it is best-effort absent
+  std::vector<sock_filter> seccomp;
+  Limits limits;
+  bool nproc_backstop = false;
+  std::string worktree;
+};
+
+struct CommandSpec {
+  std::vector<std::string> argv, env;
+  std::string cwd;
+  bool use_chip = false;
+};
+
+// A command as pid 1 of its own pid namespace: when it exits, whatever it left behind is
+// killed. Setup failures go to `reply_fd` as a SetupError frame (exit 125); a command that
+// cannot be executed exits 127 (126: not executable) with the reason on its stderr.
+pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                    int err);
+
+// A file operation done by a confined child without exec; the result goes to `reply_fd` as a
+// FileResult frame. `data_fd` carries the bytes of a Write.
+pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,
+                    uint64_t max_bytes, int reply_fd, int data_fd);
+
+std::string encode_file_result(const FileResult& r);
+FileResult decode_file_result(const std::string& payload);
+
+}  // namespace kd::sandbox

@@ -1,0 +1,243 @@
+// The Box API the agents layer calls: many commands in one box, file operations under the same
+// confinement, the chip view, deadlines, fail-closed refusals.
+#include "sandbox/box.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/errors.h"
+#include "common/files.h"
+#include "tests/sandbox/battery_support.h"
+
+namespace kd::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BoxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    host_ = std::make_unique<kd::test::BatteryHost>(false);
+    spec_.profile = load_profile("author");
+    spec_.worktree = host_->wt();
+    spec_.ro = {host_->wt() + "/ref.py", host_->wt() + "/.git"};
+    spec_.mask = {host_->wt() + "/secret.txt", host_->wt() + "/nopeek"};
+  }
+  RunResult sh(Box& box, const std::string& script, RunRequest req = {}) {
+    req.argv = {"/bin/sh", "-c", script};
+    return box.run(req);
+  }
+  std::string error_of(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::unique_ptr<kd::test::BatteryHost> host_;
+  BoxSpec spec_;
+};
+
+TEST_F(BoxTest, RunsManyCommandsInOneBox) {
+  auto box = Box::open(spec_);
+  RunResult r = sh(*box, "pwd; echo hi > made; cat made; echo err >&2");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, host_->wt() + "\nhi\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_EQ(kd::read_file(host_->wt() + "/made"), "hi\n");
+  EXPECT_EQ(sh(*box, "exit 3").exit_code, 3);
+  RunResult killed = sh(*box, "kill -TERM $$");
+  EXPECT_EQ(killed.signal, SIGTERM);
+  EXPECT_EQ(killed.exit_code, -1);
+  RunRequest in;
+  in.argv = {"/bin/cat"};
+  in.stdin_data = std::string(300000, 'q');  // more than a pipe holds
+  EXPECT_EQ(box->run(in).out, in.stdin_data);
+  RunRequest cwd;
+  cwd.cwd = host_->wt() + "/ok";
+  cwd.env = {{"KD_CALL", "seven"}};
+  RunResult c = sh(*box, "pwd; echo $KD_CALL", cwd);
+  EXPECT_EQ(c.out, host_->wt() + "/ok\nseven\n");
+  RunRequest missing;
+  missing.argv = {"no-such-tool"};
+  RunResult m = box->run(missing);
+  EXPECT_EQ(m.exit_code, 127);
+  EXPECT_NE(m.err.find("execvp(\"no-such-tool\"): ENOENT"), std::string::npos) << m.err;
+}
+
+TEST_F(BoxTest, BadRequestsAreErrorsNamingTheProblem) {
+  auto box = Box::open(spec_);
+  RunRequest key;
+  key.argv = {"/bin/true"};
+  key.env = {{"OPENAI_API_KEY", "sk-x"}};
+  EXPECT_EQ(error_of([&] { box->run(key); }),
+            "environment: OPENAI_API_KEY is denied by the sandbox profile");
+  EXPECT_EQ(error_of([&] { box->run(RunRequest{}); }), "run: empty command");
+  RunRequest chip;
+  chip.argv = {"/bin/true"};
+  chip.use_chip = true;
+  EXPECT_EQ(error_of([&] { box->run(chip); }), "run: use_chip asked, but this box has no chip");
+  RunRequest cwd;
+  cwd.argv = {"/bin/true"};
+  cwd.cwd = "/nonexistent";
+  EXPECT_EQ(error_of([&] { box->run(cwd); }), "run: chdir(/nonexistent): ENOENT");
+  EXPECT_EQ(sh(*box, "true").exit_code, 0);  // the box still works
+}
+
+TEST_F(BoxTest, WhatACommandLeavesBehindDiesWithIt) {
+  auto box = Box::open(spec_);
+  RunResult r = sh(*box, "sleep 100 & echo started");
+  EXPECT_EQ(r.out, "started\n");
+  EXPECT_LT(r.wall_s, 5.0);
+  RunResult ps = sh(*box, "ls /proc | grep -c '^[0-9]'");
+  EXPECT_LE(std::stoi(ps.out), 5) << "pid 1, the command's init, sh, ls and grep at most";
+}
+
+TEST_F(BoxTest, DeadlinePerCall) {
+  auto box = Box::open(spec_);
+  RunRequest req;
+  req.argv = {"/bin/sleep", "30"};
+  req.timeout_s = 0.3;
+  RunResult r = box->run(req);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_LT(r.wall_s, 5.0);
+  ASSERT_EQ(r.denials.size(), 1u);
+  EXPECT_EQ(r.denials[0].layer, "timeout");
+  const auto j = r.to_json();
+  EXPECT_EQ(j["timed_out"], true);
+  EXPECT_EQ(j["signal_name"], "KILL");
+  EXPECT_EQ(j["denials"][0]["layer"], "timeout");
+}
+
+TEST_F(BoxTest, ConcurrentCallsGetTheirOwnResults) {
+  auto box = Box::open(spec_);
+  std::vector<std::thread> threads;
+  std::vector<std::string> outs(8);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back(
+        [&, i] { outs[i] = sh(*box, "sleep 0.1; echo " + std::to_string(i)).out; });
+  }
+  for (auto& t : threads)
+    t.join();
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(outs[i], std::to_string(i) + "\n");
+}
+
+TEST_F(BoxTest, FileOperationsHaveTheConfinementOfCommands) {
+  auto box = Box::open(spec_);
+  FileRequest w{FileRequest::Write, "ok/notes.txt", "hello", 0};
+  EXPECT_TRUE(box->file(w).ok);
+  EXPECT_EQ(kd::read_file(host_->wt() + "/ok/notes.txt"), "hello");
+  FileResult r = box->file({FileRequest::Read, host_->wt() + "/ok/notes.txt", "", 3});
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.data, "hel");
+  EXPECT_TRUE(r.truncated);
+  FileResult ls = box->file({FileRequest::List, ".", "", 0});
+  ASSERT_TRUE(ls.ok);
+  std::vector<std::pair<std::string, char>> want = {
+      {".git", 'd'}, {"nopeek", 'd'}, {"ok", 'd'}, {"ref.py", 'f'}, {"secret.txt", 'f'}};
+  EXPECT_EQ(ls.entries, want);
+  FileResult st = box->file({FileRequest::Stat, "ref.py", "", 0});
+  EXPECT_TRUE(st.ok);
+  EXPECT_EQ(st.type, 'f');
+  EXPECT_EQ(st.size, 10u);
+  // The same refusals as a command gets.
+  FileResult ref = box->file({FileRequest::Write, "ref.py", "x", 0});
+  EXPECT_FALSE(ref.ok);
+  EXPECT_EQ(ref.err, EROFS);
+  EXPECT_EQ(ref.error, "open(\"ref.py\", O_WRONLY|O_CREAT|O_TRUNC): EROFS");
+  EXPECT_EQ(box->file({FileRequest::Read, "secret.txt", "", 100}).err, EACCES);
+  EXPECT_EQ(box->file({FileRequest::List, "nopeek", "", 0}).err, EACCES);
+  EXPECT_EQ(box->file({FileRequest::Write, "/etc/kd-escape", "x", 0}).err, EROFS);
+  EXPECT_EQ(box->file({FileRequest::Write, "../escape", "x", 0}).err, EROFS);
+  EXPECT_EQ(box->file({FileRequest::Write, ".git/config", "x", 0}).err, EROFS);
+  EXPECT_EQ(box->file({FileRequest::Read, host_->outside() + "/file.txt", "", 100}).err, ENOENT);
+  ASSERT_EQ(sh(*box, "ln -s /etc/kd-escape ok/link && mkfifo ok/fifo").exit_code, 0);
+  EXPECT_EQ(box->file({FileRequest::Write, "ok/link", "x", 0}).err, EROFS);  // a planted link
+  FileResult fifo = box->file({FileRequest::Read, "ok/fifo", "", 10});
+  EXPECT_FALSE(fifo.ok);
+  EXPECT_EQ(fifo.error, "open(\"ok/fifo\"): not a regular file");
+  EXPECT_FALSE(fs::exists("/etc/kd-escape"));
+  EXPECT_FALSE(fs::exists(host_->root() + "/escape"));
+}
+
+TEST_F(BoxTest, ChipDevicesAndEnvOnlyForChipCalls) {
+  if (!kd::test::running_as_root()) GTEST_SKIP() << "stand-in device nodes need root to mknod";
+  const std::string dev = host_->root() + "/accel0";
+  ASSERT_EQ(mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  chmod(dev.c_str(), 0666);
+  spec_.chip = Chip{"0", "tpu", host_->root() + "/lock", {{"TPU_VISIBLE_DEVICES", "0"}}, {dev}};
+  auto box = Box::open(spec_);
+  const std::string script = "test -c " + dev + " && echo dev; echo ${TPU_VISIBLE_DEVICES:-none}";
+  EXPECT_EQ(sh(*box, script).out, "none\n");
+  RunRequest chip;
+  chip.use_chip = true;
+  EXPECT_EQ(sh(*box, script + "; echo x > " + dev + " && echo wrote", chip).out, "dev\n0\nwrote\n");
+  EXPECT_EQ(sh(*box, script).out, "none\n");  // the view does not stick
+}
+
+TEST_F(BoxTest, ClosingTheBoxKillsEverythingInside) {
+  auto box = Box::open(spec_);
+  const pid_t init = box->init_pid();
+  ASSERT_GT(init, 0);
+  EXPECT_EQ(kill(init, 0), 0);
+  std::string in_flight;
+  std::thread t([&] { in_flight = error_of([&] { sh(*box, "sleep 100"); }); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  RunResult quick = sh(*box, "echo still");
+  EXPECT_EQ(quick.out, "still\n");
+  // A command in flight ends with the box.
+  kill(init, SIGKILL);
+  t.join();
+  EXPECT_EQ(in_flight, "box: the box's pid 1 died before reporting the command's status");
+  box.reset();
+  EXPECT_NE(kill(init, 0), 0);
+}
+
+TEST_F(BoxTest, DeclaredPathsAreCheckedBeforeAnythingRuns) {
+  BoxSpec s = spec_;
+  s.ro = {host_->wt() + "/missing.py"};
+  EXPECT_NE(error_of([&] { Box::open(s); }).find("read-only path"), std::string::npos);
+  fs::create_symlink("/etc", host_->wt() + "/ok/etc-link");
+  s.ro = {host_->wt() + "/ok/etc-link"};
+  EXPECT_NE(error_of([&] { Box::open(s); }).find("is a symbolic link"), std::string::npos);
+  s = spec_;
+  s.mask = {"relative/secret"};
+  EXPECT_NE(error_of([&] { Box::open(s); }).find("must be an absolute path"), std::string::npos);
+  s = spec_;
+  s.worktree = host_->root() + "/nope";
+  EXPECT_NE(error_of([&] { Box::open(s); }).find("worktree"), std::string::npos);
+  if (kd::test::running_as_root()) {
+    s = spec_;
+    s.worktree = host_->outside();  // owned by root
+    EXPECT_NE(error_of([&] { Box::open(s); }).find("owned by root"), std::string::npos);
+  }
+}
+
+TEST_F(BoxTest, AMissingRequiredLayerRefusesToRun) {
+  // As nobody no cgroup can be made here: a profile that requires one must refuse, naming it.
+  kd::test::BatteryHost nobody(true);
+  auto p = nlohmann::json::parse(
+      kd::read_file(std::string(KD_SOURCE_DIR) + "/policies/sandbox/author.json"));
+  p["cgroup"] = "required";
+  const std::string file = nobody.root() + "/needs-cgroup.json";
+  std::ofstream(file) << p.dump();
+  auto o = nobody.run({KD_BINARY, "sandbox", "exec", "--worktree", nobody.wt(), "--profile", file,
+                       "--", "/bin/true"});
+  if (kd::test::running_as_root() && o.exit_code == 0)
+    GTEST_SKIP() << "this host lets nobody make cgroups";
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("kdispatch sandbox: refused: cgroup: mkdir"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace kd::sandbox
