@@ -22,13 +22,14 @@ std::map<std::string, std::string>& keys() {
 
 std::string take_api_key(const std::string& env_name) {
   std::lock_guard lock(keys_mutex());
+  // A value present in the environment (first call, or set again since) replaces the
+  // remembered one and is removed at once.
+  if (const char* v = std::getenv(env_name.c_str())) {
+    keys()[env_name] = v;
+    ::unsetenv(env_name.c_str());
+  }
   auto it = keys().find(env_name);
-  if (it != keys().end()) return it->second;
-  const char* v = std::getenv(env_name.c_str());
-  std::string value = v ? v : "";
-  keys()[env_name] = value;
-  ::unsetenv(env_name.c_str());
-  return value;
+  return it == keys().end() ? std::string() : it->second;
 }
 
 std::vector<std::string> known_secrets() {

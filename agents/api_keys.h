@@ -7,8 +7,8 @@
 
 namespace kd::agents {
 
-// The value of `env_name` ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"); the first call reads it and
-// unsets the variable, later calls return the remembered value. Empty when never set.
+// The value of `env_name` ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"): read from the environment
+// and unset there at once; later calls return the remembered value. Empty when never set.
 std::string take_api_key(const std::string& env_name);
 
 // Every key taken so far, for redaction.

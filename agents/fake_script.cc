@@ -82,9 +82,8 @@ FakeScript FakeScript::parse(std::string_view text, const std::string& source) {
     FakeTurn turn;
     if (t.contains("text")) {
       if (t["text"].is_string()) {
-        std::string all = t["text"];
-        // Split into pieces so every stream carries several deltas.
-        for (size_t p = 0; p < all.size(); p += 24) turn.text_chunks.push_back(all.substr(p, 24));
+        turn.text_chunks.push_back(t["text"]);
+        turn.split_text = true;
       } else if (t["text"].is_array()) {
         for (const auto& c : t["text"]) {
           if (!c.is_string()) bad(where, "text pieces must be strings");

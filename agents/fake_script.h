@@ -30,6 +30,7 @@ struct FakeFault {
 
 struct FakeTurn {
   std::vector<std::string> text_chunks;  // the text, as streamed pieces
+  bool split_text = false;  // one string given: streamed in pieces cut after interpolation
   std::vector<FakeToolCall> tool_calls;
   std::string stop_reason;               // empty: derived (tool_use/end_turn, tool_calls/stop)
   long input_tokens = 100, output_tokens = 20;

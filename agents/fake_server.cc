@@ -178,6 +178,19 @@ std::string stamp_now(std::string s) {
   return s;
 }
 
+// Cuts text into pieces of about n bytes, never inside a UTF-8 sequence.
+std::vector<std::string> utf8_pieces(const std::string& text, size_t n) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = std::min(text.size(), pos + n);
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    out.push_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
 std::vector<std::string> split_args(const std::string& a) {
   // The first fragment is "" as real servers often send; then two arbitrary halves.
   if (a.empty()) return {""};
@@ -446,9 +459,10 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
     try {
       Results results = collect_results(wire, body["messages"]);
       for (const auto& c : t.text_chunks) {
-        r.text_chunks.push_back(interpolate(c, results));
-        r.text += r.text_chunks.back();
+        r.text += interpolate(c, results);
+        if (!t.split_text) r.text_chunks.push_back(interpolate(c, results));
       }
+      if (t.split_text) r.text_chunks = utf8_pieces(r.text, 24);
       for (const auto& c : t.tool_calls) {
         r.calls.push_back({c.id, c.name, c.arguments_raw ? interpolate(*c.arguments_raw, results)
                                                          : interpolate_json(c.input, results).dump()});
