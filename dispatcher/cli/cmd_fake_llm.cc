@@ -1,11 +1,37 @@
+#include <signal.h>
+
+#include <cstdio>
+
+#include "agents/fake_server.h"
 #include "common/errors.h"
+#include "common/exit_codes.h"
+#include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
 
 namespace kd::cli {
 
-// Placeholder until this command's issue lands.
-int cmd_fake_llm(const Args&) {
-  throw Error("not implemented yet");
+// kdispatch fake-llm --script FILE [--listen 127.0.0.1:0]: serves the script until SIGINT or
+// SIGTERM. The first stdout line is "listening http://127.0.0.1:PORT" so callers learn the port.
+int cmd_fake_llm(const Args& args) {
+  ParsedArgs p = parse_args(args, {{"script"}, {"listen"}});
+  if (!p.positional.empty()) throw UsageError("unexpected argument " + quote(p.positional[0]));
+  agents::FakeScript script = agents::FakeScript::load(p.required("script"));
+
+  // Block the signals before the server threads start, so only sigwait below receives them.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  agents::FakeServer server(std::move(script), p.get("listen", "127.0.0.1:0"));
+  std::printf("listening %s\n", server.base_url().c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  std::fprintf(stderr, "kdispatch fake-llm: stopping on %s after %zu requests\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+               server.requests().size());
+  return kExitOk;
 }
 
 }  // namespace kd::cli

@@ -1,0 +1,236 @@
+// Anthropic Messages: POST /v1/messages, content blocks, SSE with named events.
+#include <map>
+
+#include "agents/provider.h"
+
+namespace kd::agents {
+namespace {
+
+using json = nlohmann::json;
+
+long usage_input(const json& u) {
+  long n = 0;
+  for (const char* k : {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}) {
+    if (u.contains(k) && u[k].is_number_integer()) n += u[k].get<long>();
+  }
+  return n;
+}
+
+std::string str_field(const json& j, const char* key) {
+  if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+  return {};
+}
+
+class AnthropicStream : public StreamAssembler {
+ public:
+  AssistantTurn take() override {
+    AssistantTurn t = std::move(turn_);
+    t.echo = json::array();
+    for (auto& [index, b] : blocks_) t.echo.push_back(std::move(b.block));
+    return t;
+  }
+
+ protected:
+  struct Block {
+    json block;
+    std::string partial_json;
+    bool stopped = false;
+  };
+
+  void handle(const SseEvent& ev) override {
+    json d = json::parse(ev.data, nullptr, false);
+    if (d.is_discarded() || !d.is_object()) {
+      fail("malformed", "", "event " + ev.name + ": data is not a JSON object: " + ev.data.substr(0, 120));
+      return;
+    }
+    // The event name and JSON type are identical; the type survives a server that drops names.
+    std::string type = str_field(d, "type");
+    if (type.empty()) type = ev.name;
+    if (type == "message_start") {
+      const json& m = d.value("message", json::object());
+      turn_.request_id = str_field(m, "id");
+      if (m.contains("usage") && m["usage"].is_object()) apply_usage(m["usage"]);
+    } else if (type == "content_block_start") {
+      if (!d.contains("index") || !d["index"].is_number_integer() || !d.contains("content_block") ||
+          !d["content_block"].is_object()) {
+        fail("protocol", "", "content_block_start without index or content_block");
+        return;
+      }
+      Block& b = blocks_[d["index"].get<long>()];
+      b.block = d["content_block"];
+    } else if (type == "content_block_delta") {
+      auto it = d.contains("index") && d["index"].is_number_integer()
+                    ? blocks_.find(d["index"].get<long>())
+                    : blocks_.end();
+      if (it == blocks_.end()) {
+        fail("protocol", "", "content_block_delta for a block that never started");
+        return;
+      }
+      const json& delta = d.value("delta", json::object());
+      std::string dt = str_field(delta, "type");
+      Block& b = it->second;
+      if (dt == "text_delta") {
+        std::string piece = str_field(delta, "text");
+        b.block["text"] = b.block.value("text", std::string()) + piece;
+        if (on_text) on_text(piece);
+      } else if (dt == "input_json_delta") {
+        b.partial_json += str_field(delta, "partial_json");
+      } else if (dt == "thinking_delta") {
+        b.block["thinking"] = b.block.value("thinking", std::string()) + str_field(delta, "thinking");
+      } else if (dt == "signature_delta") {
+        b.block["signature"] = b.block.value("signature", std::string()) + str_field(delta, "signature");
+      }
+    } else if (type == "content_block_stop") {
+      auto it = d.contains("index") && d["index"].is_number_integer()
+                    ? blocks_.find(d["index"].get<long>())
+                    : blocks_.end();
+      if (it == blocks_.end()) {
+        fail("protocol", "", "content_block_stop for a block that never started");
+        return;
+      }
+      close_block(it->second);
+    } else if (type == "message_delta") {
+      const json& delta = d.value("delta", json::object());
+      std::string sr = str_field(delta, "stop_reason");
+      if (!sr.empty()) turn_.stop_reason = sr;
+      if (d.contains("usage") && d["usage"].is_object()) apply_usage(d["usage"]);
+    } else if (type == "message_stop") {
+      for (auto& [i, b] : blocks_) {
+        if (!b.stopped) {
+          fail("protocol", "", "message_stop before content_block_stop of block " + std::to_string(i));
+          return;
+        }
+      }
+      done_ = true;
+    } else if (type == "error") {
+      const json& e = d.value("error", json::object());
+      fail("error_event", str_field(e, "type"), str_field(e, "message"));
+    }
+    // ping and event names this client does not know are ignored.
+  }
+
+ private:
+  void apply_usage(const json& u) {
+    // Counts are cumulative; a later event replaces what an earlier one said.
+    if (u.contains("input_tokens") && u["input_tokens"].is_number_integer()) {
+      turn_.usage.input_tokens = usage_input(u);
+      turn_.usage.reported = true;
+    }
+    if (u.contains("output_tokens") && u["output_tokens"].is_number_integer()) {
+      turn_.usage.output_tokens = u["output_tokens"].get<long>();
+      turn_.usage.reported = true;
+    }
+  }
+
+  void close_block(Block& b) {
+    b.stopped = true;
+    std::string bt = str_field(b.block, "type");
+    if (bt == "text") {
+      turn_.text += b.block.value("text", std::string());
+    } else if (bt == "tool_use") {
+      ToolCall c;
+      c.id = str_field(b.block, "id");
+      c.name = str_field(b.block, "name");
+      set_tool_arguments(c, b.partial_json);
+      // The echo must carry an object; arguments that were not JSON are echoed as {} and the
+      // tool result tells the model what was wrong.
+      b.block["input"] = c.input;
+      turn_.tool_calls.push_back(std::move(c));
+    }
+  }
+
+  AssistantTurn turn_;
+  std::map<long, Block> blocks_;
+};
+
+class Anthropic : public Provider {
+ public:
+  std::string_view wire() const override { return "anthropic"; }
+  std::string path() const override { return "/v1/messages"; }
+  std::vector<std::string> headers(const std::string& key) const override {
+    std::vector<std::string> h = {"content-type: application/json", "anthropic-version: 2023-06-01",
+                                  "Expect:"};
+    if (!key.empty()) h.push_back("x-api-key: " + key);
+    return h;
+  }
+
+  json request_body(const Conversation& conv, const std::vector<ToolSpec>& tools,
+                    const std::string& model, int max_tokens, bool stream) const override {
+    json body = {{"model", model}, {"max_tokens", max_tokens}};
+    if (!conv.system.empty()) body["system"] = conv.system;
+    if (!tools.empty()) {
+      json t = json::array();
+      for (const auto& s : tools) {
+        t.push_back({{"name", s.name}, {"description", s.description}, {"input_schema", s.input_schema}});
+      }
+      body["tools"] = std::move(t);
+      body["tool_choice"] = {{"type", "auto"}};
+    }
+    json msgs = json::array();
+    for (const Message& m : conv.messages) {
+      switch (m.kind) {
+        case Message::Kind::user:
+          msgs.push_back({{"role", "user"}, {"content", m.text}});
+          break;
+        case Message::Kind::assistant:
+          msgs.push_back({{"role", "assistant"}, {"content", m.assistant.echo}});
+          break;
+        case Message::Kind::tool_results: {
+          json blocks = json::array();
+          for (const ToolResult& r : m.results) {
+            json b = {{"type", "tool_result"}, {"tool_use_id", r.tool_call_id}, {"content", r.content}};
+            if (r.is_error) b["is_error"] = true;
+            blocks.push_back(std::move(b));
+          }
+          msgs.push_back({{"role", "user"}, {"content", std::move(blocks)}});
+          break;
+        }
+      }
+    }
+    body["messages"] = std::move(msgs);
+    if (stream) body["stream"] = true;
+    return body;
+  }
+
+  AssistantTurn parse_response(const json& body) const override {
+    if (!body.is_object() || !body.contains("content") || !body["content"].is_array()) {
+      throw ProtocolError("Anthropic response has no content array");
+    }
+    AssistantTurn t;
+    t.request_id = str_field(body, "id");
+    t.stop_reason = str_field(body, "stop_reason");
+    t.echo = body["content"];
+    for (const json& b : body["content"]) {
+      std::string bt = str_field(b, "type");
+      if (bt == "text") {
+        t.text += str_field(b, "text");
+      } else if (bt == "tool_use") {
+        ToolCall c;
+        c.id = str_field(b, "id");
+        c.name = str_field(b, "name");
+        c.input = b.contains("input") ? b["input"] : json::object();
+        c.input_raw = c.input.dump();
+        c.input_is_json = c.input.is_object();
+        if (!c.input_is_json) c.input = json::object();
+        t.tool_calls.push_back(std::move(c));
+      }
+    }
+    if (body.contains("usage") && body["usage"].is_object()) {
+      const json& u = body["usage"];
+      t.usage.input_tokens = usage_input(u);
+      t.usage.output_tokens = u.value("output_tokens", 0L);
+      t.usage.reported = true;
+    }
+    return t;
+  }
+
+  std::unique_ptr<StreamAssembler> stream_assembler() const override {
+    return std::make_unique<AnthropicStream>();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_anthropic_provider() { return std::make_unique<Anthropic>(); }
+
+}  // namespace kd::agents

@@ -1,0 +1,52 @@
+// The fake LLM server's script (docs/fake-llm.md): a list of assistant turns with text, tool
+// calls and injected faults. Request N of a conversation (N = assistant messages it already
+// holds) is answered with turn N.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kd::agents {
+
+struct FakeToolCall {
+  std::string id;             // generated when the script gives none
+  std::string name;
+  nlohmann::json input;       // used when arguments_raw is absent
+  std::optional<std::string> arguments_raw;  // sent verbatim (may be invalid JSON)
+};
+
+struct FakeFault {
+  std::string kind;           // status | error_event | stall | truncate | malformed_json
+  int status = 0;             // status
+  std::optional<double> retry_after_s;  // status
+  std::string error_type;     // status, error_event (provider error type)
+  int after_events = 2;       // error_event | stall | truncate | malformed_json
+  double seconds = 0;         // stall
+};
+
+struct FakeTurn {
+  std::vector<std::string> text_chunks;  // the text, as streamed pieces
+  bool split_text = false;  // one string given: streamed in pieces cut after interpolation
+  std::vector<FakeToolCall> tool_calls;
+  std::string stop_reason;               // empty: derived (tool_use/end_turn, tool_calls/stop)
+  long input_tokens = 100, output_tokens = 20;
+  bool noise = false;                    // comments, pings, unknown events and fields
+  std::vector<FakeFault> faults;         // fault i applies to attempt i of this turn
+};
+
+struct FakeScript {
+  std::string model = "fake-author";
+  size_t chunk_bytes = 0;  // >0: every SSE write is split into pieces of this many bytes
+  double pace_ms = 0;      // delay between SSE events
+  std::vector<FakeTurn> turns;
+
+  // Parses and validates; errors name the source, the turn and the field.
+  static FakeScript parse(std::string_view text, const std::string& source);
+  static FakeScript load(const std::filesystem::path& path);
+};
+
+}  // namespace kd::agents

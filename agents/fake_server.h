@@ -1,0 +1,42 @@
+// `kdispatch fake-llm`: a real HTTP/1.1 server on loopback speaking the Anthropic Messages and
+// OpenAI Chat Completions wire formats (streaming and not) from a FakeScript, with injected
+// faults. Tests and the demo use it as the model; it runs on its own threads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/fake_script.h"
+
+namespace kd::agents {
+
+class FakeServer {
+ public:
+  // Listens on `listen` ("127.0.0.1:0" picks a free port); refuses non-loopback addresses.
+  explicit FakeServer(FakeScript script, const std::string& listen = "127.0.0.1:0", int threads = 1);
+  ~FakeServer();
+  FakeServer(const FakeServer&) = delete;
+  FakeServer& operator=(const FakeServer&) = delete;
+
+  std::string base_url() const;  // http://127.0.0.1:PORT
+  unsigned short port() const;
+
+  // What the server received, in arrival order (for tests and debugging).
+  struct Seen {
+    std::string wire;  // anthropic | openai | unknown
+    std::map<std::string, std::string> headers;  // names lower-cased
+    std::string body;
+    size_t turn = 0;
+    int attempt = 0;   // 0-based attempt of this exact request body
+  };
+  std::vector<Seen> requests() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace kd::agents

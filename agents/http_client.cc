@@ -1,0 +1,307 @@
+#include "agents/http_client.h"
+
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <cctype>
+#include <mutex>
+
+#include "common/errors.h"
+
+namespace kd::agents {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr size_t kMaxBody = 64u << 20;  // a whole response beyond this is not a provider reply
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw Error("curl_global_init: failed");
+  });
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+}  // namespace
+
+struct Transfer {
+  Transfer(asio::any_io_executor ex) : done(ex, asio::steady_timer::time_point::max()), deadline(ex) {}
+  ~Transfer() {
+    if (easy) curl_easy_cleanup(easy);
+    if (header_list) curl_slist_free_all(header_list);
+  }
+  HttpClient::Impl* owner = nullptr;
+  std::weak_ptr<Transfer> self;
+  CURL* easy = nullptr;
+  curl_slist* header_list = nullptr;
+  HttpRequest req;
+  DataSink sink;
+  HttpResponse resp;
+  asio::steady_timer done;      // cancelled when the transfer completes
+  asio::steady_timer deadline;  // first byte, then idle
+  bool finished = false;
+  bool got_byte = false;
+  bool too_large = false;
+  char errbuf[CURL_ERROR_SIZE] = {};
+};
+
+struct Sock {
+  explicit Sock(asio::any_io_executor ex, int fd) : d(ex, fd) {}
+  asio::posix::stream_descriptor d;  // a dup of curl's fd, so closing it never closes curl's
+  int what = 0;
+  bool reading = false, writing = false, removed = false;
+};
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+  explicit Impl(asio::any_io_executor e) : ex(e), timer(e) {}
+  ~Impl() {
+    if (multi) curl_multi_cleanup(multi);
+  }
+
+  asio::any_io_executor ex;
+  CURLM* multi = nullptr;
+  asio::steady_timer timer;
+  std::map<curl_socket_t, std::shared_ptr<Sock>> socks;
+  std::map<CURL*, std::shared_ptr<Transfer>> transfers;
+
+  static int on_socket(CURL*, curl_socket_t fd, int what, void* userp, void*) {
+    auto* self = static_cast<Impl*>(userp);
+    if (what == CURL_POLL_REMOVE) {
+      auto it = self->socks.find(fd);
+      if (it != self->socks.end()) {
+        it->second->removed = true;
+        boost::system::error_code ec;
+        it->second->d.close(ec);
+        self->socks.erase(it);
+      }
+      return 0;
+    }
+    auto& s = self->socks[fd];
+    if (!s) {
+      int dup_fd = ::dup(fd);
+      if (dup_fd < 0) return -1;  // curl fails the transfers on this socket
+      s = std::make_shared<Sock>(self->ex, dup_fd);
+    }
+    s->what = what;
+    self->arm(fd, s);
+    return 0;
+  }
+
+  void arm(curl_socket_t fd, const std::shared_ptr<Sock>& s) {
+    if ((s->what & CURL_POLL_IN) && !s->reading) {
+      s->reading = true;
+      s->d.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this(), fd, w = std::weak_ptr<Sock>(s)](auto ec) {
+                        self->ready(fd, w, ec, CURL_CSELECT_IN);
+                      });
+    }
+    if ((s->what & CURL_POLL_OUT) && !s->writing) {
+      s->writing = true;
+      s->d.async_wait(asio::posix::stream_descriptor::wait_write,
+                      [self = shared_from_this(), fd, w = std::weak_ptr<Sock>(s)](auto ec) {
+                        self->ready(fd, w, ec, CURL_CSELECT_OUT);
+                      });
+    }
+  }
+
+  void ready(curl_socket_t fd, const std::weak_ptr<Sock>& w, boost::system::error_code ec, int dir) {
+    auto s = w.lock();
+    if (!s || s->removed) return;
+    (dir == CURL_CSELECT_IN ? s->reading : s->writing) = false;
+    if (ec == asio::error::operation_aborted) return;
+    int running = 0;
+    curl_multi_socket_action(multi, fd, ec ? CURL_CSELECT_ERR : dir, &running);
+    reap();
+    if (!s->removed) arm(fd, s);
+  }
+
+  static int on_timer(CURLM*, long timeout_ms, void* userp) {
+    auto* self = static_cast<Impl*>(userp);
+    if (timeout_ms < 0) {
+      self->timer.cancel();
+      return 0;
+    }
+    // Never call back into curl from inside its own callback: a zero timeout is a posted wait.
+    self->timer.expires_after(std::chrono::milliseconds(timeout_ms));
+    self->timer.async_wait([w = self->weak_from_this()](auto ec) {
+      auto me = w.lock();
+      if (!me || ec) return;
+      int running = 0;
+      curl_multi_socket_action(me->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+      me->reap();
+    });
+    return 0;
+  }
+
+  void reap() {
+    int left = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
+      if (m->msg != CURLMSG_DONE) continue;
+      auto it = transfers.find(m->easy_handle);
+      if (it == transfers.end()) continue;
+      std::shared_ptr<Transfer> t = it->second;
+      CURLcode rc = m->data.result;
+      if (rc != CURLE_OK && t->resp.error_kind.empty()) {
+        if (t->too_large) {
+          t->resp.error_kind = "transport";
+          t->resp.error = "response body over " + std::to_string(kMaxBody) + " bytes";
+        } else {
+          t->resp.error_kind = (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+                                rc == CURLE_COULDNT_RESOLVE_PROXY ||
+                                (rc == CURLE_OPERATION_TIMEDOUT && !t->got_byte))
+                                   ? "connect"
+                                   : "transport";
+          t->resp.error = std::string(curl_easy_strerror(rc)) + (t->errbuf[0] ? std::string(": ") + t->errbuf : "");
+        }
+      }
+      finish(t);
+    }
+  }
+
+  void finish(const std::shared_ptr<Transfer>& t) {
+    if (t->finished) return;
+    t->finished = true;
+    curl_multi_remove_handle(multi, t->easy);
+    transfers.erase(t->easy);
+    t->deadline.cancel();
+    t->done.cancel();
+  }
+
+  void set_deadline(const std::shared_ptr<Transfer>& t, std::chrono::milliseconds d, const char* kind) {
+    t->deadline.expires_after(d);
+    t->deadline.async_wait([self = shared_from_this(), w = std::weak_ptr<Transfer>(t), kind,
+                            ms = d.count()](auto ec) {
+      auto tr = w.lock();
+      if (!tr || ec || tr->finished) return;
+      tr->resp.error_kind = kind;
+      tr->resp.error = std::string(kind == std::string_view("timeout_idle") ? "no progress for "
+                                                                           : "no response byte within ") +
+                       std::to_string(ms) + " ms";
+      self->finish(tr);
+    });
+  }
+
+  static size_t on_header(char* data, size_t size, size_t n, void* userp) {
+    auto* t = static_cast<Transfer*>(userp);
+    std::string_view line(data, size * n);
+    if (line.rfind("HTTP/", 0) == 0) {
+      t->resp.headers.clear();  // a new response (after 100 Continue or a redirect)
+    } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+      t->resp.headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+    }
+    if (!t->got_byte) {
+      t->got_byte = true;
+      if (auto sp = t->self.lock()) t->owner->set_deadline(sp, t->req.idle_timeout, "timeout_idle");
+    }
+    return size * n;
+  }
+
+  static size_t on_write(char* data, size_t size, size_t n, void* userp) {
+    auto* t = static_cast<Transfer*>(userp);
+    std::string_view bytes(data, size * n);
+    if (t->resp.status == 0) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->resp.status);
+    bool progressed;
+    if (t->sink && t->resp.status >= 200 && t->resp.status < 300) {
+      progressed = t->sink(bytes);
+    } else {
+      if (t->resp.body.size() + bytes.size() > kMaxBody) {
+        t->too_large = true;
+        return 0;  // aborts the transfer
+      }
+      t->resp.body.append(bytes);
+      progressed = true;
+    }
+    if (progressed || !t->got_byte) {
+      t->got_byte = true;
+      if (auto sp = t->self.lock()) t->owner->set_deadline(sp, t->req.idle_timeout, "timeout_idle");
+    }
+    return size * n;
+  }
+};
+
+HttpClient::HttpClient(asio::any_io_executor ex) : impl_(std::make_shared<Impl>(ex)) {
+  global_init();
+  impl_->multi = curl_multi_init();
+  if (!impl_->multi) throw Error("curl_multi_init: failed");
+  curl_multi_setopt(impl_->multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
+  curl_multi_setopt(impl_->multi, CURLMOPT_SOCKETDATA, impl_.get());
+  curl_multi_setopt(impl_->multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
+  curl_multi_setopt(impl_->multi, CURLMOPT_TIMERDATA, impl_.get());
+}
+
+HttpClient::~HttpClient() {
+  for (auto& [easy, t] : impl_->transfers) {
+    t->resp.error_kind = "aborted";
+    t->resp.error = "HTTP client shut down";
+    curl_multi_remove_handle(impl_->multi, easy);
+    t->finished = true;
+    t->deadline.cancel();
+    t->done.cancel();
+  }
+  impl_->transfers.clear();
+  for (auto& [fd, s] : impl_->socks) s->removed = true;
+  impl_->socks.clear();
+  impl_->timer.cancel();
+}
+
+asio::awaitable<HttpResponse> HttpClient::perform(HttpRequest request, DataSink sink) {
+  auto t = std::make_shared<Transfer>(impl_->ex);
+  t->owner = impl_.get();
+  t->self = t;
+  t->req = std::move(request);
+  t->sink = std::move(sink);
+  t->easy = curl_easy_init();
+  if (!t->easy) throw Error("curl_easy_init: failed");
+  for (const auto& h : t->req.headers) t->header_list = curl_slist_append(t->header_list, h.c_str());
+  CURL* e = t->easy;
+  curl_easy_setopt(e, CURLOPT_URL, t->req.url.c_str());
+  curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(t->req.connect_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->header_list);
+  if (!t->req.body.empty()) {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->req.body.data());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t->req.body.size()));
+  }
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::on_write);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+
+  impl_->transfers[e] = t;
+  impl_->set_deadline(t, t->req.connect_timeout + t->req.first_byte_timeout, "timeout_first_byte");
+  if (CURLMcode mc = curl_multi_add_handle(impl_->multi, e); mc != CURLM_OK) {
+    impl_->transfers.erase(e);
+    throw Error(std::string("curl_multi_add_handle(") + t->req.url + "): " + curl_multi_strerror(mc));
+  }
+  if (!t->finished) {
+    boost::system::error_code ec;
+    co_await t->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (t->resp.status == 0 || t->resp.error_kind.empty()) {
+    long code = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+    if (code) t->resp.status = code;
+  }
+  co_return std::move(t->resp);
+}
+
+}  // namespace kd::agents

@@ -1,0 +1,36 @@
+#include "agents/provider.h"
+
+namespace kd::agents {
+
+ErrorBody parse_error_body(std::string_view body) {
+  ErrorBody out;
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    out.type = "non_json_body";
+    out.message = std::string(body.substr(0, 200));
+    return out;
+  }
+  const nlohmann::json* e = &j;
+  if (j.contains("error") && j["error"].is_object()) e = &j["error"];
+  if (e->contains("type") && (*e)["type"].is_string()) out.type = (*e)["type"];
+  if (e->contains("code") && (*e)["code"].is_string()) {
+    // OpenAI puts the actionable value (insufficient_quota, rate_limit_exceeded) in code.
+    out.type = (*e)["code"];
+  }
+  if (e->contains("message") && (*e)["message"].is_string()) out.message = (*e)["message"];
+  return out;
+}
+
+void set_tool_arguments(ToolCall& call, std::string raw) {
+  call.input_raw = std::move(raw);
+  if (call.input_raw.empty()) {
+    call.input = nlohmann::json::object();
+    call.input_is_json = true;
+    return;
+  }
+  nlohmann::json j = nlohmann::json::parse(call.input_raw, nullptr, false);
+  call.input_is_json = !j.is_discarded() && j.is_object();
+  call.input = call.input_is_json ? std::move(j) : nlohmann::json::object();
+}
+
+}  // namespace kd::agents

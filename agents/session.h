@@ -1,0 +1,104 @@
+// One LLM agent session: the tool-use loop (DESIGN §6). The loop runs on the caller's
+// io_context; every tool call runs on a separate pool through ToolHost (implemented by the
+// dispatcher over the session's sandbox box); everything is recorded in the transcript.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/asio.h"
+#include "agents/fake_server.h"
+#include "agents/finish.h"
+#include "agents/llm_client.h"
+#include "agents/providers_policy.h"
+#include "agents/types.h"
+
+namespace kd::agents {
+
+struct ToolOutcome {
+  std::string content;
+  bool is_error = false;
+  // Extra transcript fields of the tool_result (exit_code, signal, timed_out, killed_by_limit,
+  // denials). A "violations" array here is also written as one `violation` record per entry.
+  nlohmann::json record = nlohmann::json::object();
+  // For finish: the host accepted it (the loop has already validated the contract).
+  bool finished = false;
+};
+
+class ToolHost {
+ public:
+  virtual ~ToolHost() = default;
+  // Runs one validated call; blocking; called off the I/O thread, one call at a time.
+  virtual ToolOutcome call(const ToolCall& call) = 0;
+};
+
+struct ModelConfig {
+  std::string provider = "fake";  // anthropic | openai | fake (entries of policies/providers.json)
+  std::string model;              // empty: the provider's default_model
+  std::string base_url;           // empty: the provider's base_url
+  std::string script;             // fake only: the script file
+  int max_tokens = 8192;
+  bool stream = true;
+};
+
+struct Budgets {
+  int max_turns = 80;
+  long max_tokens = 4'000'000;  // input + output over the session
+  double max_cost_usd = 30;     // <= 0: no cost budget
+  double max_wall_s = 4 * 3600;
+  int max_tool_calls = 500;
+};
+
+// A model ready to be called: its endpoint, its price, and the in-process fake server when the
+// provider is `fake` (the server lives as long as the handle).
+struct ModelHandle {
+  Endpoint endpoint;
+  std::string provider;
+  std::optional<Price> price;
+  std::shared_ptr<FakeServer> fake;
+};
+
+// Resolves a ModelConfig against the providers policy: takes the API key from the environment
+// (ANTHROPIC_API_KEY / OPENAI_API_KEY, removed from the environment once read), or starts the
+// fake server on 127.0.0.1:0 with the script. Throws kd::Error naming what is missing.
+ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy);
+
+struct SessionConfig {
+  std::string session_id;
+  std::string role = "author";  // author | verifier
+  std::string system_prompt;
+  std::string first_user_message;
+  std::vector<ToolSpec> tools;  // author_tools() for authors
+  Budgets budgets;
+  std::filesystem::path transcript_dir;
+  nlohmann::json header = nlohmann::json::object();  // docs/transcripts.md header fields
+  FinishContext finish;         // candidate plan ids and the checks of finish
+  RetryPolicy retry;
+  Timeouts timeouts;
+  int max_nudges = 2;  // turns without tool calls answered with a reminder before giving up
+};
+
+struct SessionResult {
+  std::string end_reason;  // finished | budget:<which> | provider:<error> | ended_without_finish
+  std::optional<nlohmann::json> finish;
+  int turns = 0;
+  int tool_calls = 0;
+  long input_tokens = 0;
+  long output_tokens = 0;
+  bool usage_estimated = false;  // some turn carried no provider-reported usage
+  double cost_usd = 0;
+  std::string transcript_head;
+};
+
+// Runs the session to its end. Throws kd::Error only for problems of the caller's making
+// (transcript directory unusable, cost budget without a price); everything the model or the
+// provider does ends the session with a named reason.
+boost::asio::awaitable<SessionResult> run_session(SessionConfig config, ToolHost& host, HttpClient& http,
+                                                  const ModelHandle& model, boost::asio::thread_pool& tool_pool);
+
+}  // namespace kd::agents
