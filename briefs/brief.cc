@@ -222,6 +222,13 @@ BriefOutcome build_brief(const BriefRequest& req) {
   BriefOutcome out;
   Problems& problems = out.problems;
   LoadMandate mandate = req.mandate ? load_load_mandate(*req.mandate) : load_default_load_mandate();
+  // The slug and experiment become wiki paths: nothing but [a-z0-9-] and vNNN may get there.
+  static const std::regex kSlug("[a-z0-9][a-z0-9-]*"), kExperiment("v[0-9]{3}");
+  if (!std::regex_match(req.family, kSlug))
+    problems.push_back({"request", "family " + quote(req.family) + " is not a slug of [a-z0-9-]"});
+  if (!std::regex_match(req.experiment, kExperiment))
+    problems.push_back({"request", "experiment " + quote(req.experiment) + " is not vNNN"});
+  if (!problems.empty()) return out;
   std::optional<WikiRepo> repo;
   try {
     repo.emplace(req.wiki);

@@ -259,6 +259,10 @@ TEST(ExampleBrief, MissingExperimentAndNonRepositoryWikiAreRefused) {
   EXPECT_EQ(
       out.problems[0].reason,
       "no experiment page wiki/kernel_experiments/rms-norm/pallas/<YYYY-MM-DD>-v007-<slug>.md");
+  BriefOutcome bad = build_brief({ex.wiki, "../rms-norm", "v2", {}, {}});
+  EXPECT_EQ(bad.problems,
+            (Problems{{"request", "family \"../rms-norm\" is not a slug of [a-z0-9-]"},
+                      {"request", "experiment \"v2\" is not vNNN"}}));
   fs::create_directories(tmp / "plain");
   BriefOutcome none = build_brief({tmp / "plain", "rms-norm", "v002", {}, {}});
   ASSERT_EQ(none.problems.size(), 1u);
@@ -277,6 +281,24 @@ TEST(ExampleBrief, PagesTheBriefDoesNotNeedAreNeverRead) {
   fs::permissions(ex.wiki / "wiki/concepts/secret.md", fs::perms::owner_all);
   ASSERT_TRUE(out.brief) << problems_text(out.problems);
   EXPECT_TRUE(out.brief->warnings.empty());
+}
+
+TEST(ExampleBrief, CrlfStubWithByteOrderMarkGivesTheSameItems) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  BriefOutcome lf = build(ex.wiki);
+  ASSERT_TRUE(lf.brief);
+  std::string text = read_file(ex.wiki / kStub), crlf = "\xEF\xBB\xBF";
+  for (char c : text)
+    crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_file_atomic(ex.wiki / kStub, crlf);
+  commit_all(ex.wiki, "main", "stub saved on another editor");
+  BriefOutcome out = build(ex.wiki);
+  ASSERT_TRUE(out.brief) << problems_text(out.problems);
+  EXPECT_EQ(out.brief->stub.k1, lf.brief->stub.k1);
+  EXPECT_EQ(out.brief->stub.falsification, lf.brief->stub.falsification);
+  ASSERT_EQ(out.brief->stub.plan.size(), 3u);
+  EXPECT_EQ(out.brief->stub.plan[0].prediction, lf.brief->stub.plan[0].prediction);
 }
 
 }  // namespace
