@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "briefs/brief.h"
+#include "briefs/experiment.h"
 #include "common/files.h"
 #include "common/sha256.h"
 #include "dispatcher/example_wiki.h"
@@ -299,6 +300,26 @@ TEST(ExampleBrief, CrlfStubWithByteOrderMarkGivesTheSameItems) {
   EXPECT_EQ(out.brief->stub.falsification, lf.brief->stub.falsification);
   ASSERT_EQ(out.brief->stub.plan.size(), 3u);
   EXPECT_EQ(out.brief->stub.plan[0].prediction, lf.brief->stub.plan[0].prediction);
+}
+
+TEST(ExampleBrief, LoadExperimentReadsAFiledStubForTheAudit) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  Experiment e = load_experiment(ex.wiki, "rms-norm", "v001");
+  EXPECT_EQ(e.wiki_commit, ex.wiki_commit);
+  ASSERT_TRUE(e.pages.binding && e.pages.stub);
+  EXPECT_EQ(e.pages.binding->reference, "normkit/reference.py");
+  EXPECT_EQ(e.pages.stub->verdict, "refuted");
+  ASSERT_EQ(e.pages.stub->plan.size(), 1u);
+  EXPECT_TRUE(e.pages.stub->plan[0].checked);
+  // Only the dispatch-time rule fails for a filed experiment.
+  ASSERT_EQ(e.problems.size(), 1u) << problems_text(e.problems);
+  EXPECT_EQ(e.problems[0].reason,
+            "wiki/kernel_experiments/rms-norm/pallas/2026-11-20-v001-rms-norm.md: status is "
+            "\"filed\"; only an in_progress experiment is dispatched");
+  Experiment bad = load_experiment(ex.wiki, "rms-norm/..", "v001");
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_EQ(bad.problems[0].item, "request");
 }
 
 }  // namespace
