@@ -97,8 +97,8 @@ void resolve_chip(const BriefRequest& req, Brief& b, Problems& problems) {
 
 void resolve_reading(const LoadMandate& m, PageReader& pages, Brief& b, Problems& problems) {
   const std::string item = "required reading";
-  if (auto index = pages.page(m.index_path, item, "index"))
-    paste_sections(*index, m.index_sections, item, b.reading, problems);
+  std::optional<Page> index = pages.page(m.index_path, item, "index");
+  if (index) paste_sections(*index, m.index_sections, item, b.reading, problems);
   if (auto mech = pages.page(m.mechanics_path, item, "authoring mechanics")) {
     if (const Section* s = mech->section(m.mechanics_through)) {
       std::string_view upto = std::string_view(mech->body).substr(0, s->end);
@@ -126,6 +126,15 @@ void resolve_reading(const LoadMandate& m, PageReader& pages, Brief& b, Problems
     problems.push_back({item, "unknown category " + quote(cat) + " (valid: " + valid + ")"});
   } else {
     std::string cls = m.class_page(cat);
+    // The policy decides; a routing table that no longer names the category means the two drifted.
+    if (index) {
+      const Section* routing = index->section(m.routing_table);
+      if (!routing)
+        b.warnings.push_back(index->source + " has no section " + quote(m.routing_table));
+      else if (index->text(*routing).find(cat) == std::string_view::npos)
+        b.warnings.push_back("the routing table of " + index->source + " does not list category " +
+                             quote(cat));
+    }
     if (b.stub.class_page.empty())
       problems.push_back({item, b.stub.path + " has no class page"});
     else if (b.stub.class_page.find(std::filesystem::path(cls).filename().string()) ==

@@ -322,5 +322,20 @@ TEST(ExampleBrief, LoadExperimentReadsAFiledStubForTheAudit) {
   EXPECT_EQ(bad.problems[0].item, "request");
 }
 
+TEST(ExampleBrief, ACategoryTheRoutingTableDoesNotNameIsAWarning) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  replace_in(ex.wiki / "wiki/kernel-optimization-index.md",
+             "| streaming-reduction | a large reduction over a materialized axis | "
+             "kernels/classes/streaming-reduction.md |\n",
+             "");
+  commit_all(ex.wiki, "main", "routing table row dropped");
+  BriefOutcome out = build(ex.wiki);
+  ASSERT_TRUE(out.brief) << problems_text(out.problems);
+  EXPECT_EQ(out.brief->warnings,
+            std::vector<std::string>{"the routing table of wiki/kernel-optimization-index.md does "
+                                     "not list category \"streaming-reduction\""});
+}
+
 }  // namespace
 }  // namespace kd::briefs
