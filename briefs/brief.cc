@@ -1,7 +1,6 @@
 #include "briefs/brief.h"
 
-#include <regex>
-
+#include "briefs/experiment.h"
 #include "briefs/load_mandate.h"
 #include "briefs/page.h"
 #include "briefs/wiki_repo.h"
@@ -10,50 +9,6 @@
 
 namespace kd::briefs {
 namespace {
-
-// Collects pages and problems while a brief is assembled.
-class Assembly {
- public:
-  Assembly(const WikiRepo& repo, Problems& problems, std::vector<std::string>& warnings)
-      : repo_(repo), problems_(problems), warnings_(warnings) {}
-
-  // Reads and parses a committed page; on any defect records a problem under `item` and returns
-  // nullopt. `what` names the page's role in messages ("class page").
-  std::optional<Page> page(const std::string& path, const std::string& item,
-                           const std::string& what) {
-    WikiFile f = repo_.read(path);
-    switch (f.status) {
-      case WikiFile::Status::missing:
-        problems_.push_back({item, what + " " + path + " not found"});
-        return std::nullopt;
-      case WikiFile::Status::uncommitted:
-        problems_.push_back({item, what + " " + path + " is not committed"});
-        return std::nullopt;
-      case WikiFile::Status::outside:
-        problems_.push_back({item, what + " " + path + " is a symlink leading outside the wiki (" +
-                                       quote(f.detail) + ")"});
-        return std::nullopt;
-      case WikiFile::Status::not_a_file:
-        problems_.push_back({item, what + " " + path + " is not a file"});
-        return std::nullopt;
-      case WikiFile::Status::ok:
-        break;
-    }
-    if (f.edited)
-      warnings_.push_back(path + " has uncommitted edits; the committed version is used");
-    try {
-      return parse_page(f.content, path);
-    } catch (const Error& e) {
-      problems_.push_back({item, e.what()});
-      return std::nullopt;
-    }
-  }
-
- private:
-  const WikiRepo& repo_;
-  Problems& problems_;
-  std::vector<std::string>& warnings_;
-};
 
 PastedPart part(std::string source, std::string section, std::string_view content) {
   return PastedPart{std::move(source), std::move(section), sha256_hex(content),
@@ -82,18 +37,6 @@ std::string_view trimmed(std::string_view t) {
   while (!t.empty() && t.front() == '\n')
     t.remove_prefix(1);
   return t;
-}
-
-// The stub file for `experiment` inside the family directory: <YYYY-MM-DD>-<experiment>-*.md.
-std::vector<std::string> stub_candidates(const WikiRepo& repo, const std::string& dir,
-                                         const std::string& experiment) {
-  static const std::regex kName(R"(\d{4}-\d{2}-\d{2}-(v\d{3})-[A-Za-z0-9._-]+\.md)");
-  std::vector<std::string> out;
-  for (const auto& name : repo.list(dir)) {
-    std::smatch m;
-    if (std::regex_match(name, m, kName) && m[1] == experiment) out.push_back(dir + "/" + name);
-  }
-  return out;
 }
 
 void resolve_reference(const WikiRepo& repo, Brief& b, Problems& problems) {
@@ -152,10 +95,10 @@ void resolve_chip(const BriefRequest& req, Brief& b, Problems& problems) {
   }
 }
 
-void resolve_reading(const LoadMandate& m, Assembly& pages, Brief& b, Problems& problems) {
+void resolve_reading(const LoadMandate& m, PageReader& pages, Brief& b, Problems& problems) {
   const std::string item = "required reading";
-  if (auto index = pages.page(m.index_path, item, "index"))
-    paste_sections(*index, m.index_sections, item, b.reading, problems);
+  std::optional<Page> index = pages.page(m.index_path, item, "index");
+  if (index) paste_sections(*index, m.index_sections, item, b.reading, problems);
   if (auto mech = pages.page(m.mechanics_path, item, "authoring mechanics")) {
     if (const Section* s = mech->section(m.mechanics_through)) {
       std::string_view upto = std::string_view(mech->body).substr(0, s->end);
@@ -183,6 +126,15 @@ void resolve_reading(const LoadMandate& m, Assembly& pages, Brief& b, Problems& 
     problems.push_back({item, "unknown category " + quote(cat) + " (valid: " + valid + ")"});
   } else {
     std::string cls = m.class_page(cat);
+    // The policy decides; a routing table that no longer names the category means the two drifted.
+    if (index) {
+      const Section* routing = index->section(m.routing_table);
+      if (!routing)
+        b.warnings.push_back(index->source + " has no section " + quote(m.routing_table));
+      else if (index->text(*routing).find(cat) == std::string_view::npos)
+        b.warnings.push_back("the routing table of " + index->source + " does not list category " +
+                             quote(cat));
+    }
     if (b.stub.class_page.empty())
       problems.push_back({item, b.stub.path + " has no class page"});
     else if (b.stub.class_page.find(std::filesystem::path(cls).filename().string()) ==
@@ -222,6 +174,8 @@ BriefOutcome build_brief(const BriefRequest& req) {
   BriefOutcome out;
   Problems& problems = out.problems;
   LoadMandate mandate = req.mandate ? load_load_mandate(*req.mandate) : load_default_load_mandate();
+  check_request(req.family, req.experiment, problems);
+  if (!problems.empty()) return out;
   std::optional<WikiRepo> repo;
   try {
     repo.emplace(req.wiki);
@@ -234,31 +188,11 @@ BriefOutcome build_brief(const BriefRequest& req) {
   b.experiment = req.experiment;
   b.wiki_commit = repo->commit();
   b.branch = "kernel/" + req.family + "-" + req.experiment;
-  const std::string dir = "wiki/kernel_experiments/" + req.family + "/pallas";
-  b.worktree = dir + "/.repo";
-  Assembly pages(*repo, problems, b.warnings);
-
-  if (auto page = pages.page(binding_path(req.family), "binding", "family binding"))
-    b.binding = parse_binding(*page, req.family, problems);
-
-  std::vector<std::string> stubs = stub_candidates(*repo, dir, req.experiment);
-  if (stubs.empty()) {
-    problems.push_back(
-        {"stub", "no experiment page " + dir + "/<YYYY-MM-DD>-" + req.experiment + "-<slug>.md"});
-  } else if (stubs.size() > 1) {
-    std::string names;
-    for (const auto& s : stubs)
-      names += (names.empty() ? "" : ", ") + s;
-    problems.push_back({"stub", "more than one page for " + req.experiment + ": " + names});
-  } else {
-    WikiFile f = repo->read(stubs[0]);
-    if (f.status == WikiFile::Status::ok && f.edited) {
-      problems.push_back({"stub", "stub " + stubs[0] + " has uncommitted edits"});
-    } else if (auto page = pages.page(stubs[0], "stub", "stub")) {
-      b.stub = parse_stub(*page, problems);
-      b.stub.commit = b.wiki_commit;
-    }
-  }
+  b.worktree = "wiki/kernel_experiments/" + req.family + "/pallas/.repo";
+  PageReader pages(*repo, problems, b.warnings);
+  ExperimentPages ep = read_experiment(*repo, req.family, req.experiment, pages, problems);
+  if (ep.binding) b.binding = std::move(*ep.binding);
+  if (ep.stub) b.stub = std::move(*ep.stub);
 
   if (!b.binding.path.empty()) {
     resolve_reference(*repo, b, problems);

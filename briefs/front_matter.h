@@ -2,6 +2,7 @@
 // (`[a, "b"]`) and block lists (`- item` lines), keys that contain spaces (`class page`).
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>

@@ -125,6 +125,7 @@ LoadMandate parse_load_mandate(const std::string& json_text, const std::filesyst
   const json& index = r.object(doc, "index", "");
   m.index_path = r.string(index, "path", "index.");
   m.index_sections = r.strings(index, "sections", "index.", false);
+  m.routing_table = r.string(index, "routing_table", "index.");
   const json& mech = r.object(doc, "mechanics", "");
   m.mechanics_path = r.string(mech, "path", "mechanics.");
   m.mechanics_through = r.string(mech, "through", "mechanics.");

@@ -15,6 +15,7 @@ struct LoadMandate {
   std::filesystem::path source;  // the policy file
   std::string index_path;
   std::vector<std::string> index_sections;
+  std::string routing_table;  // the index section whose table routes categories to class pages
   std::string mechanics_path;
   std::string mechanics_through;   // pasted from the page start through this section
   std::string rules_path;          // pasted whole

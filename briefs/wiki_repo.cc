@@ -161,7 +161,11 @@ WikiFile WikiRepo::read(const std::string& path) const {
     // Sizes first, so an unedited page is compared byte for byte only when sizes agree.
     std::error_code size_ec;
     auto size = fs::file_size(disk, size_ec);
-    f.edited = size_ec || size != f.content.size() || read_file(disk) != f.content;
+    try {
+      f.edited = size_ec || size != f.content.size() || read_file(disk) != f.content;
+    } catch (const Error&) {
+      f.edited = true;  // unreadable on disk (a directory, no permission): not the committed page
+    }
   }
   return f;
 }

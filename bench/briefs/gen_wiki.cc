@@ -1,6 +1,8 @@
 // Generates a benchmark wiki: the example wiki plus filler pages up to --pages in total (other
 // families' bindings and filed experiment pages, class pages, concept pages) with realistic
 // sizes, committed in git. Usage: bench_gen_wiki DEST [--pages N]
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "briefs/brief.h"
+#include "briefs/experiment.h"
 #include "common/files.h"
 #include "common/sha256.h"
 #include "dispatcher/example_wiki.h"
@@ -259,6 +260,10 @@ TEST(ExampleBrief, MissingExperimentAndNonRepositoryWikiAreRefused) {
   EXPECT_EQ(
       out.problems[0].reason,
       "no experiment page wiki/kernel_experiments/rms-norm/pallas/<YYYY-MM-DD>-v007-<slug>.md");
+  BriefOutcome bad = build_brief({ex.wiki, "../rms-norm", "v2", {}, {}});
+  EXPECT_EQ(bad.problems,
+            (Problems{{"request", "family \"../rms-norm\" is not a slug of [a-z0-9-]"},
+                      {"request", "experiment \"v2\" is not vNNN"}}));
   fs::create_directories(tmp / "plain");
   BriefOutcome none = build_brief({tmp / "plain", "rms-norm", "v002", {}, {}});
   ASSERT_EQ(none.problems.size(), 1u);
@@ -277,6 +282,59 @@ TEST(ExampleBrief, PagesTheBriefDoesNotNeedAreNeverRead) {
   fs::permissions(ex.wiki / "wiki/concepts/secret.md", fs::perms::owner_all);
   ASSERT_TRUE(out.brief) << problems_text(out.problems);
   EXPECT_TRUE(out.brief->warnings.empty());
+}
+
+TEST(ExampleBrief, CrlfStubWithByteOrderMarkGivesTheSameItems) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  BriefOutcome lf = build(ex.wiki);
+  ASSERT_TRUE(lf.brief);
+  std::string text = read_file(ex.wiki / kStub), crlf = "\xEF\xBB\xBF";
+  for (char c : text)
+    crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_file_atomic(ex.wiki / kStub, crlf);
+  commit_all(ex.wiki, "main", "stub saved on another editor");
+  BriefOutcome out = build(ex.wiki);
+  ASSERT_TRUE(out.brief) << problems_text(out.problems);
+  EXPECT_EQ(out.brief->stub.k1, lf.brief->stub.k1);
+  EXPECT_EQ(out.brief->stub.falsification, lf.brief->stub.falsification);
+  ASSERT_EQ(out.brief->stub.plan.size(), 3u);
+  EXPECT_EQ(out.brief->stub.plan[0].prediction, lf.brief->stub.plan[0].prediction);
+}
+
+TEST(ExampleBrief, LoadExperimentReadsAFiledStubForTheAudit) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  Experiment e = load_experiment(ex.wiki, "rms-norm", "v001");
+  EXPECT_EQ(e.wiki_commit, ex.wiki_commit);
+  ASSERT_TRUE(e.pages.binding && e.pages.stub);
+  EXPECT_EQ(e.pages.binding->reference, "normkit/reference.py");
+  EXPECT_EQ(e.pages.stub->verdict, "refuted");
+  ASSERT_EQ(e.pages.stub->plan.size(), 1u);
+  EXPECT_TRUE(e.pages.stub->plan[0].checked);
+  // Only the dispatch-time rule fails for a filed experiment.
+  ASSERT_EQ(e.problems.size(), 1u) << problems_text(e.problems);
+  EXPECT_EQ(e.problems[0].reason,
+            "wiki/kernel_experiments/rms-norm/pallas/2026-11-20-v001-rms-norm.md: status is "
+            "\"filed\"; only an in_progress experiment is dispatched");
+  Experiment bad = load_experiment(ex.wiki, "rms-norm/..", "v001");
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_EQ(bad.problems[0].item, "request");
+}
+
+TEST(ExampleBrief, ACategoryTheRoutingTableDoesNotNameIsAWarning) {
+  test::TempDir tmp;
+  auto ex = materialize_example(tmp / "wiki");
+  replace_in(ex.wiki / "wiki/kernel-optimization-index.md",
+             "| streaming-reduction | a large reduction over a materialized axis | "
+             "kernels/classes/streaming-reduction.md |\n",
+             "");
+  commit_all(ex.wiki, "main", "routing table row dropped");
+  BriefOutcome out = build(ex.wiki);
+  ASSERT_TRUE(out.brief) << problems_text(out.problems);
+  EXPECT_EQ(out.brief->warnings,
+            std::vector<std::string>{"the routing table of wiki/kernel-optimization-index.md does "
+                                     "not list category \"streaming-reduction\""});
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ TEST(LoadMandate, DefaultPolicyMatchesTheSeedMandate) {
   EXPECT_EQ(m.index_path, "wiki/kernel-optimization-index.md");
   EXPECT_EQ(m.mechanics_path, "wiki/concepts/pallas-kernel.md");
   EXPECT_EQ(m.mechanics_through, "Debugging");
+  EXPECT_EQ(m.routing_table, "Kernel categories → the routing table");
   EXPECT_EQ(m.rules_path, "wiki/kernel_experiments/BRIEFS.md");
   EXPECT_EQ(m.categories(),
             (std::vector<std::string>{"attention", "cross-chip-collective", "dense-near-roofline",

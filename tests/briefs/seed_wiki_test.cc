@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "briefs/brief.h"
+#include "briefs/page.h"
 #include "common/files.h"
 #include "dispatcher/example_wiki.h"
 #include "tests/support/process.h"
@@ -138,6 +139,19 @@ TEST_F(SeedWiki, ExactlyTheMandatedIndexSectionsArePasted) {
                             "\"Levers (verified)\""}));
   EXPECT_EQ(b.chip.id, "1");
   EXPECT_EQ(b.binding.target, std::vector<std::string>{"normlib/layer_norm.py"});
+}
+
+TEST(SeedPages, EverySeedMarkdownPageParses) {
+  if (!fs::exists(seed())) GTEST_SKIP() << "seed wiki not found at " << seed();
+  int pages = 0;
+  for (auto& e : fs::recursive_directory_iterator(seed())) {
+    if (e.path().extension() != ".md") continue;
+    SCOPED_TRACE(e.path().string());
+    Page p = parse_page(read_file(e.path()), e.path().filename().string());
+    EXPECT_FALSE(p.body.empty());
+    ++pages;
+  }
+  EXPECT_GE(pages, 15);
 }
 
 }  // namespace
