@@ -209,7 +209,7 @@ WorktreeSetup prepare_worktree(const ExperimentRef& ref,
 }
 
 CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
-                      const std::string& branch, const std::string& message,
+                      const std::string& branch, const std::string& message, const std::vector<std::string>& paths,
                       std::uint64_t max_file_bytes) {
   check_dot_git(worktree, gitdir);
   Repo repo = open_repo(worktree);
@@ -227,11 +227,13 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
   git_index* idx = nullptr;
   check(git_repository_index(&idx, repo.get()), "git_repository_index", quote(worktree.string()));
   Index index(idx);
-  const char* everything[] = {"*"};
-  git_strarray paths = {const_cast<char**>(everything), 1};
-  check(git_index_add_all(idx, &paths, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr),
+  std::vector<const char*> specs;
+  for (const auto& p : paths) specs.push_back(p.c_str());
+  if (specs.empty()) specs.push_back("*");
+  git_strarray pathspec = {const_cast<char**>(specs.data()), specs.size()};
+  check(git_index_add_all(idx, &pathspec, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr),
         "git_index_add_all", quote(worktree.string()));
-  check(git_index_update_all(idx, &paths, nullptr, nullptr), "git_index_update_all",
+  check(git_index_update_all(idx, &pathspec, nullptr, nullptr), "git_index_update_all",
         quote(worktree.string()));
   for (size_t i = 0; i < git_index_entrycount(idx); ++i) {
     const git_index_entry* e = git_index_get_byindex(idx, i);
@@ -262,7 +264,7 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
   return {oid_hex(&id), message, static_cast<std::int64_t>(sig->when.time)};
 }
 
-std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes) {
+std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes, const std::string& pathspec) {
   Repo repo = open_repo(worktree);
   git_object* head_tree = nullptr;
   check(git_revparse_single(&head_tree, repo.get(), "HEAD^{tree}"), "git_revparse_single",
@@ -271,6 +273,8 @@ std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
                GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+  const char* spec = pathspec.c_str();
+  if (!pathspec.empty()) opts.pathspec = {const_cast<char**>(&spec), 1};
   git_diff* d = nullptr;
   check(git_diff_tree_to_workdir_with_index(&d, repo.get(), reinterpret_cast<git_tree*>(head_tree),
                                             &opts),

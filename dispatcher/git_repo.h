@@ -44,12 +44,15 @@ struct CommitInfo {
 // Stages every change in the worktree and commits it on `branch`. Refuses when the worktree's
 // .git does not point at `gitdir` (a redirected .git), when HEAD is not `branch`, when nothing
 // changed, or when a file is larger than `max_file_bytes`.
+// `paths` limits the commit to those files (all changes when empty).
 CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
                       const std::string& branch, const std::string& message,
-                      std::uint64_t max_file_bytes = 64ull << 20);
+                      const std::vector<std::string>& paths = {}, std::uint64_t max_file_bytes = 64ull << 20);
 
-// The worktree's changes against HEAD (untracked files included) as a patch, cut at max_bytes.
-std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes);
+// The worktree's changes against HEAD (untracked files included) as a patch, cut at max_bytes;
+// `pathspec` limits it to one path.
+std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes,
+                          const std::string& pathspec = "");
 
 // Writes the tree of `sha` into `dest` (created; must not exist): the verifier's frozen copy.
 void snapshot_commit(const std::filesystem::path& repo, const std::string& sha,

@@ -66,15 +66,21 @@ TEST_F(GitRepoTest, WorktreeCommitDiffSnapshotLifecycle) {
   EXPECT_NE(diff.find("+    return x * 1"), std::string::npos) << diff;
   EXPECT_NE(diff.find("notes.txt"), std::string::npos) << diff;
 
+  EXPECT_EQ(diff_worktree(s.worktree, 1 << 20, "notes.txt").find("kernel.py"), std::string::npos);
+  // A commit limited to one path leaves the other change uncommitted.
+  CommitInfo first = commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): notes — n/a", {"notes.txt"});
+  EXPECT_EQ(git_out(wt, {"status", "--porcelain"}), " M kernel.py");
   CommitInfo c = commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): scale by one — 1.0x");
+  EXPECT_NE(first.sha, c.sha);
   EXPECT_EQ(git_out(wt, {"rev-parse", "HEAD"}), c.sha);
   EXPECT_EQ(git_out(wt, {"log", "-1", "--format=%s"}), "cand1(fam v001): scale by one — 1.0x");
   EXPECT_EQ(git_out(wt, {"status", "--porcelain"}), "");
   EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand2(fam v001): nothing — x"), Error);
 
   auto commits = branch_commits(home, s.branch, "integration");
-  ASSERT_EQ(commits.size(), 1u);
-  EXPECT_EQ(commits[0].sha, c.sha);
+  ASSERT_EQ(commits.size(), 2u);
+  EXPECT_EQ(commits[0].sha, first.sha);
+  EXPECT_EQ(commits[1].sha, c.sha);
   EXPECT_EQ(head_of(home).first, main_sha);
 
   std::filesystem::path snap = dir / "snapshot";
@@ -139,7 +145,7 @@ TEST_F(GitRepoTest, RedirectedDotGitIsRefused) {
 TEST_F(GitRepoTest, HugeFilesStayOutOfGit) {
   WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
   write_file_atomic(s.worktree / "trace.bin", std::string(4096, 'x'));
-  EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y", 1024), Error);
+  EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y", {}, 1024), Error);
 }
 
 }  // namespace

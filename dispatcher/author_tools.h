@@ -1,0 +1,59 @@
+// The author's tools as the dispatcher runs them (DESIGN §6): file tools and commands inside the
+// session's box, run_on_chip under the chip lock for that call only, git_diff and commit on the
+// host through libgit2 with the grammar enforced. The agents layer has already checked the
+// arguments against the schemas; what is checked here needs the experiment.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agents/session.h"
+#include "common/chips.h"
+#include "dispatcher/git_repo.h"
+#include "dispatcher/supervisor.h"
+#include "sandbox/box.h"
+
+namespace kd::dispatcher {
+
+struct AuthorToolConfig {
+  sandbox::Box* box = nullptr;
+  kd::Chip chip;
+  std::filesystem::path worktree;
+  std::filesystem::path gitdir;
+  std::string branch;
+  std::string family;      // slug
+  std::string experiment;  // vNNN
+  Supervisor* supervisor = nullptr;  // --supervise: approvals for run, run_on_chip, commit
+  // Called after each commit (the pipeline journals it before the model hears of it).
+  std::function<void(const git::CommitInfo&, const std::string& candidate)> on_commit;
+  double chip_wait_s = 3600;  // how long run_on_chip waits for a busy chip before giving up
+};
+
+class AuthorToolHost : public agents::ToolHost {
+ public:
+  explicit AuthorToolHost(AuthorToolConfig config) : cfg_(std::move(config)) {}
+  agents::ToolOutcome call(const agents::ToolCall& call) override;
+
+  std::vector<git::CommitInfo> commits() const;
+
+ private:
+  agents::ToolOutcome read_file(const nlohmann::json& in);
+  agents::ToolOutcome list_dir(const nlohmann::json& in);
+  agents::ToolOutcome write_file(const nlohmann::json& in);
+  agents::ToolOutcome edit_file(const nlohmann::json& in);
+  agents::ToolOutcome run(const nlohmann::json& in, bool on_chip);
+  agents::ToolOutcome git_diff(const nlohmann::json& in);
+  agents::ToolOutcome commit(const nlohmann::json& in);
+
+  AuthorToolConfig cfg_;
+  mutable std::mutex mu_;
+  std::vector<git::CommitInfo> commits_;
+};
+
+// "exit 0 · 12 ms\n--- stdout ---\n...": what the model reads of a command's result.
+std::string describe_run(const sandbox::RunResult& r);
+
+}  // namespace kd::dispatcher
