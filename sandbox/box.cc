@@ -190,7 +190,9 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     }
     cfg.landlock_abi = abi;
   }
-  cfg.seccomp = SeccompFilter().bpf();
+  // The filter does not depend on the profile: compile it once per process.
+  static const std::vector<sock_filter> filter = SeccompFilter().bpf();
+  cfg.seccomp = filter;
   box->cgroup_ = Cgroup::create(prof.limits, prof.cgroup);
   cfg.nproc_backstop = !box->cgroup_;
 
