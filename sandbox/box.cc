@@ -292,6 +292,11 @@ Box::~Box() {
 }
 
 void Box::send_request(const std::string& message, const std::vector<int>& fds) {
+  if (message.size() > kMaxMessage) {
+    throw Error("box: request of " + std::to_string(message.size()) +
+                " bytes; argv, environment and paths of one call are limited to " +
+                std::to_string(kMaxMessage) + " bytes");
+  }
   std::lock_guard<std::mutex> lock(send_mu_);
   if (control_fd_ < 0) throw Error("box: already closed");
   send_with_fds(control_fd_, message, fds);

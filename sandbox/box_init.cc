@@ -125,11 +125,11 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
     if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       std::string msg;
       std::vector<int> fds;
-      bool got = false;
+      bool got = true;
       try {
         got = recv_with_fds(control_fd, msg, fds, 4);
       } catch (const Error&) {
-        got = false;
+        continue;  // a malformed request: its descriptors are closed, its caller sees no status
       }
       if (!got) ::_exit(0);  // the host went away: pid 1 exits and the kernel kills the rest
       try {

@@ -89,6 +89,10 @@ TEST_F(BoxTest, BadRequestsAreErrorsNamingTheProblem) {
   cwd.argv = {"/bin/true"};
   cwd.cwd = "/nonexistent";
   EXPECT_EQ(error_of([&] { box->run(cwd); }), "run: chdir(/nonexistent): ENOENT");
+  RunRequest huge;
+  huge.argv = {"/bin/echo", std::string(200000, 'a')};
+  EXPECT_NE(error_of([&] { box->run(huge); }).find("are limited to 131072 bytes"),
+            std::string::npos);
   EXPECT_EQ(sh(*box, "true").exit_code, 0);  // the box still works
 }
 
