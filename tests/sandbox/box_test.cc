@@ -245,3 +245,33 @@ TEST_F(BoxTest, AMissingRequiredLayerRefusesToRun) {
 
 }  // namespace
 }  // namespace kd::sandbox
+
+namespace kd::sandbox {
+namespace {
+
+TEST(SandboxCli, PassesTheCommandsOutputAndStatusThrough) {
+  kd::test::BatteryHost host(!kd::test::running_as_root());
+  auto o = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "--", "/bin/sh", "-c",
+                     "echo out; echo err >&2; exit 7"});
+  EXPECT_EQ(o.exit_code, 7);
+  EXPECT_TRUE(o.lines.empty());  // not --json
+  EXPECT_EQ(o.err, "err\n");
+  auto sig = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "--", "/bin/sh", "-c",
+                       "kill -KILL $$"});
+  EXPECT_EQ(sig.exit_code, 128 + SIGKILL);
+  auto usage = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "/bin/true"});
+  EXPECT_EQ(usage.exit_code, 64);
+  EXPECT_NE(usage.err.find("the command goes after --"), std::string::npos) << usage.err;
+  auto refused = host.run(
+      {KD_BINARY, "sandbox", "exec", "--worktree", host.root() + "/absent", "--", "/bin/true"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("kdispatch sandbox: refused: worktree"), std::string::npos)
+      << refused.err;
+  auto profile = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "--profile",
+                           "nosuch", "--", "/bin/true"});
+  EXPECT_EQ(profile.exit_code, 2);
+  EXPECT_NE(profile.err.find("not a known profile"), std::string::npos) << profile.err;
+}
+
+}  // namespace
+}  // namespace kd::sandbox
