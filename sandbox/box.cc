@@ -190,7 +190,9 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     }
     cfg.landlock_abi = abi;
   }
-  cfg.seccomp = SeccompFilter().bpf();
+  // The filter does not depend on the profile: compile it once per process.
+  static const std::vector<sock_filter> filter = SeccompFilter().bpf();
+  cfg.seccomp = filter;
   box->cgroup_ = Cgroup::create(prof.limits, prof.cgroup);
   cfg.nproc_backstop = !box->cgroup_;
 
@@ -290,12 +292,21 @@ Box::~Box() {
 }
 
 void Box::send_request(const std::string& message, const std::vector<int>& fds) {
+  if (message.size() > kMaxMessage) {
+    throw Error("box: request of " + std::to_string(message.size()) +
+                " bytes; argv, environment and paths of one call are limited to " +
+                std::to_string(kMaxMessage) + " bytes");
+  }
   std::lock_guard<std::mutex> lock(send_mu_);
   if (control_fd_ < 0) throw Error("box: already closed");
   send_with_fds(control_fd_, message, fds);
 }
 
 RunResult Box::run(const RunRequest& req) {
+  return run(req, true);
+}
+
+RunResult Box::run(const RunRequest& req, bool own_pid_namespace) {
   if (req.argv.empty() || req.argv[0].empty()) throw Error("run: empty command");
   if (req.use_chip && !chip_) throw Error("run: use_chip asked, but this box has no chip");
   auto extra = req.env;
@@ -315,7 +326,7 @@ RunResult Box::run(const RunRequest& req) {
   make_pipe(err);
   wire::Writer w;
   w.str(std::string(1, char(Request::Run))).strs(req.argv).strs(env).str(req.cwd);
-  w.u64(req.use_chip).u64(uint64_t(timeout_s * 1000));
+  w.u64(req.use_chip).u64(uint64_t(timeout_s * 1000)).u64(own_pid_namespace);
   const auto start = Clock::now();
   try {
     send_request(w.bytes(), {reply[1], in[1], out[1], err[1]});
@@ -421,7 +432,8 @@ FileResult Box::file(const FileRequest& req) {
 
 RunResult exec_once(const BoxSpec& spec, const RunRequest& request) {
   auto box = Box::open(spec);
-  RunResult r = box->run(request);
+  // The box closes after this one command, killing whatever it leaves: no init of its own.
+  RunResult r = box->run(request, false);
   box.reset();
   return r;
 }

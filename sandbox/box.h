@@ -77,6 +77,8 @@ class Box {
 
  private:
   Box() = default;
+  friend RunResult exec_once(const BoxSpec& spec, const RunRequest& request);
+  RunResult run(const RunRequest& request, bool own_pid_namespace);
   void send_request(const std::string& message, const std::vector<int>& fds);
   void shutdown();
 

@@ -31,6 +31,7 @@ struct Child {
   int reply_fd = -1;
   Clock::time_point deadline;
   bool timed_out = false;
+  bool sole = false;  // the box's only command, without an init of its own
 };
 
 void send_startup(int fd, Startup kind, const std::string& text) {
@@ -88,6 +89,8 @@ Confinement build_box(const InitConfig& cfg) {
 void finish(std::map<pid_t, Child>& children, pid_t pid, int status) {
   auto it = children.find(pid);
   if (it == children.end()) return;  // an orphan that ended up with us
+  // What the sole command left behind would hold its output open: end it before reporting.
+  if (it->second.sole) ::kill(-1, SIGKILL);
   wire::Writer w;
   w.u64(uint64_t(status)).u64(it->second.timed_out);
   wire::write_frame(it->second.reply_fd, wire::Frame::Status, w.bytes());
@@ -104,7 +107,7 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
       if (ch.timed_out) continue;
       if (ch.deadline <= now) {
         ch.timed_out = true;
-        ::kill(pid, SIGKILL);  // pid 1 of its namespace: everything it started goes too
+        ::kill(pid, SIGKILL);  // the init of its namespace (or the sole command): all goes
         continue;
       }
       auto ms =
@@ -125,11 +128,11 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
     if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       std::string msg;
       std::vector<int> fds;
-      bool got = false;
+      bool got = true;
       try {
         got = recv_with_fds(control_fd, msg, fds, 4);
       } catch (const Error&) {
-        got = false;
+        continue;  // a malformed request: its descriptors are closed, its caller sees no status
       }
       if (!got) ::_exit(0);  // the host went away: pid 1 exits and the kernel kills the rest
       try {
@@ -142,9 +145,12 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
           cmd.cwd = rd.str();
           cmd.use_chip = rd.u64() != 0 && c.chip_ns_fd >= 0;
           const uint64_t timeout_ms = rd.u64();
-          pid_t pid = spawn_command(c, cmd, fds[0], fds[1], fds[2], fds[3]);
+          const bool own_pid_namespace = rd.u64() != 0;
+          pid_t pid = spawn_command(c, cmd, fds[0], fds[1], fds[2], fds[3], own_pid_namespace);
+          if (pid < 0) throw_sys("pid namespace: clone", "command", errno);
           if (pid > 0) {
-            children[pid] = Child{fds[0], Clock::now() + std::chrono::milliseconds(timeout_ms)};
+            children[pid] = Child{fds[0], Clock::now() + std::chrono::milliseconds(timeout_ms),
+                                  false, !own_pid_namespace};
             fds[0] = -1;
           }
         } else if (kind.size() == 1 && Request(kind[0]) == Request::File && fds.size() == 2) {

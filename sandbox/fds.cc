@@ -43,7 +43,7 @@ void send_with_fds(int sock, const std::string& data, const std::vector<int>& fd
 }
 
 bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t max_fds) {
-  data.assign(1 << 16, '\0');
+  data.assign(kMaxMessage, '\0');
   iovec iov{data.data(), data.size()};
   msghdr msg{};
   msg.msg_iov = &iov;

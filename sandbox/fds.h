@@ -2,6 +2,7 @@
 // hygiene before exec (only 0-2 survive).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@ namespace kd::sandbox {
 // Marks every descriptor from 3 up close-on-exec, so a command inherits only 0, 1 and 2 while
 // the spawning code can still report errors until the exec.
 void cloexec_from_3();
+
+// The largest request the box accepts (argv, environment and paths of one call).
+inline constexpr size_t kMaxMessage = 128 * 1024;
 
 // Sends one datagram (SOCK_SEQPACKET) with the descriptors attached; throws kd::Error.
 void send_with_fds(int sock, const std::string& data, const std::vector<int>& fds);

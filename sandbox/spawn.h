@@ -29,11 +29,12 @@ struct CommandSpec {
   bool use_chip = false;
 };
 
-// A command as pid 1 of its own pid namespace: when it exits, whatever it left behind is
-// killed. Setup failures go to `reply_fd` as a SetupError frame (exit 125); a command that
-// cannot be executed exits 127 (126: not executable) with the reason on its stderr.
+// A command, by default under an init of its own pid namespace: when it exits, whatever it
+// left behind is killed. Without (a box that runs one command and closes) it is a direct child.
+// Setup failures go to `reply_fd` as a SetupError frame (exit 125); a command that cannot be
+// executed exits 127 (126: not executable) with the reason on its stderr. -1 if no process.
 pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                    int err);
+                    int err, bool own_pid_namespace);
 
 // A file operation done by a confined child without exec; the result goes to `reply_fd` as a
 // FileResult frame. `data_fd` carries the bytes of a Write.

@@ -89,6 +89,10 @@ TEST_F(BoxTest, BadRequestsAreErrorsNamingTheProblem) {
   cwd.argv = {"/bin/true"};
   cwd.cwd = "/nonexistent";
   EXPECT_EQ(error_of([&] { box->run(cwd); }), "run: chdir(/nonexistent): ENOENT");
+  RunRequest huge;
+  huge.argv = {"/bin/echo", std::string(200000, 'a')};
+  EXPECT_NE(error_of([&] { box->run(huge); }).find("are limited to 131072 bytes"),
+            std::string::npos);
   EXPECT_EQ(sh(*box, "true").exit_code, 0);  // the box still works
 }
 
@@ -237,6 +241,36 @@ TEST_F(BoxTest, AMissingRequiredLayerRefusesToRun) {
     GTEST_SKIP() << "this host lets nobody make cgroups";
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("kdispatch sandbox: refused: cgroup: mkdir"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace kd::sandbox
+
+namespace kd::sandbox {
+namespace {
+
+TEST(SandboxCli, PassesTheCommandsOutputAndStatusThrough) {
+  kd::test::BatteryHost host(!kd::test::running_as_root());
+  auto o = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "--", "/bin/sh", "-c",
+                     "echo out; echo err >&2; exit 7"});
+  EXPECT_EQ(o.exit_code, 7);
+  EXPECT_TRUE(o.lines.empty());  // not --json
+  EXPECT_EQ(o.err, "err\n");
+  auto sig = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "--", "/bin/sh", "-c",
+                       "kill -KILL $$"});
+  EXPECT_EQ(sig.exit_code, 128 + SIGKILL);
+  auto usage = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "/bin/true"});
+  EXPECT_EQ(usage.exit_code, 64);
+  EXPECT_NE(usage.err.find("the command goes after --"), std::string::npos) << usage.err;
+  auto refused = host.run(
+      {KD_BINARY, "sandbox", "exec", "--worktree", host.root() + "/absent", "--", "/bin/true"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("kdispatch sandbox: refused: worktree"), std::string::npos)
+      << refused.err;
+  auto profile = host.run({KD_BINARY, "sandbox", "exec", "--worktree", host.wt(), "--profile",
+                           "nosuch", "--", "/bin/true"});
+  EXPECT_EQ(profile.exit_code, 2);
+  EXPECT_NE(profile.err.find("not a known profile"), std::string::npos) << profile.err;
 }
 
 }  // namespace

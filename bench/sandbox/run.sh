@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Sandbox spawn costs side by side: a fresh sandbox vs bubblewrap with equivalent isolation vs a
+# bare fork/exec, and a command inside an open box vs a bare fork/exec (bench/sandbox/README.md).
+# As root the worktree must belong to an unprivileged user (a box never runs as host root).
+set -euo pipefail
+build=$(realpath "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+command -v bwrap >/dev/null || { echo "bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+chmod 755 "$scratch"
+mkdir "$scratch/wt"
+[ "$(id -u)" -ne 0 ] || chown 65534:65534 "$scratch/wt"
+export KDISPATCH_POLICY_DIR="$here/../../policies"
+"$build/bench/sandbox/bench_sandbox_spawn" "$scratch/wt" "${ROUNDS:-100}"
