@@ -154,10 +154,11 @@ class FileAudit {
         on_commit(e);
         break;
       case EventKind::Finish:
+        // The end record repeats the accepted finish call; check its text once.
+        if (e.content != finish_payload_) on_text(e.content, e);
         finish_ledger_ = e.text;
         finish_payload_ = e.content;
         finish_line_ = e.line;
-        on_text(e.content, e);
         break;
       case EventKind::Command:
       case EventKind::Subagent:
