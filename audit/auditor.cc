@@ -316,7 +316,9 @@ class FileAudit {
   }
 
   void on_read(const Event& e) {
-    if (policy_.enabled("no_peek_read") && !ctx_.no_peek.empty() && no_peek_match(e.path))
+    // A directory listed or searched counts as read when the glob covers its contents.
+    if (policy_.enabled("no_peek_read") && !ctx_.no_peek.empty() &&
+        (no_peek_match(e.path) || no_peek_match(e.path + "/")))
       add("no_peek_read", "read of no-peek path " + quote(e.path) + " (" + e.tool + ")", e.line);
   }
 

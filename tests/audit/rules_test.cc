@@ -159,9 +159,10 @@ TEST(AuditRules, NoPeekRead) {
   test::write_text(
       dir / "bad.jsonl",
       test::claude_tool_line("/w", "Bash", {{"command", "head -n 20 answers/v001/best.py"}}) +
-          test::claude_tool_line("/w", "Read", {{"file_path", "/srv/solutions/k.py"}}));
+          test::claude_tool_line("/w", "Read", {{"file_path", "/srv/solutions/k.py"}}) +
+          test::claude_tool_line("/w", "Grep", {{"pattern", "def"}, {"path", "answers"}}));
   AuditReport r = audit(dir / "bad.jsonl", ctx);
-  EXPECT_EQ(count(r, "no_peek_read"), 2u) << dump(r);
+  EXPECT_EQ(count(r, "no_peek_read"), 3u) << dump(r);
 }
 
 TEST(AuditRules, NoPeekFromKdispatchHeader) {
