@@ -118,24 +118,18 @@ std::optional<std::string> extract_ledger(std::string_view text) {
 
 class FileAudit {
  public:
-  FileAudit(const fs::path& file, AuditContext ctx, bool ctx_from_flags_worktree,
-            const AuditPolicy& policy, AuditReport& report)
-      : file_(file),
-        ctx_(std::move(ctx)),
-        worktree_fixed_(ctx_from_flags_worktree),
-        policy_(policy),
-        report_(report) {}
+  FileAudit(const fs::path& file, AuditContext ctx, const AuditPolicy& policy, AuditReport& report)
+      : file_(file), ctx_(std::move(ctx)), policy_(policy), report_(report) {}
 
   void header(const HeaderInfo& h) {
     if (ctx_.worktree.empty()) ctx_.worktree = h.worktree;
     if (ctx_.references.empty()) ctx_.references = h.references;
     if (ctx_.no_peek.empty()) ctx_.no_peek = h.no_peek;
     if (!h.artifact_dir.empty()) ctx_.receipt_dirs.push_back(h.artifact_dir);
-    kdispatch_ = true;
   }
 
   void cwd(const std::string& dir) {
-    if (!worktree_fixed_ && ctx_.worktree.empty()) ctx_.worktree = dir;
+    if (ctx_.worktree.empty()) ctx_.worktree = dir;
   }
 
   void event(const Event& e) {
@@ -154,10 +148,11 @@ class FileAudit {
         on_commit(e);
         break;
       case EventKind::Finish:
+        // The end record repeats the accepted finish call; check its text once.
+        if (e.content != finish_payload_) on_text(e.content, e);
         finish_ledger_ = e.text;
         finish_payload_ = e.content;
         finish_line_ = e.line;
-        on_text(e.content, e);
         break;
       case EventKind::Command:
       case EventKind::Subagent:
@@ -315,7 +310,9 @@ class FileAudit {
   }
 
   void on_read(const Event& e) {
-    if (policy_.enabled("no_peek_read") && !ctx_.no_peek.empty() && no_peek_match(e.path))
+    // A directory listed or searched counts as read when the glob covers its contents.
+    if (policy_.enabled("no_peek_read") && !ctx_.no_peek.empty() &&
+        (no_peek_match(e.path) || no_peek_match(e.path + "/")))
       add("no_peek_read", "read of no-peek path " + quote(e.path) + " (" + e.tool + ")", e.line);
   }
 
@@ -492,10 +489,8 @@ class FileAudit {
 
   fs::path file_;
   AuditContext ctx_;
-  bool worktree_fixed_;
   const AuditPolicy& policy_;
   AuditReport& report_;
-  bool kdispatch_ = false;
   std::map<std::string, size_t> per_rule_;
   std::set<std::string> written_outside_;              // distinct paths, reported once each
   std::map<std::string, uint64_t> commit_candidates_;  // candN -> line of its first commit
@@ -584,7 +579,7 @@ AuditReport run_audit(const std::vector<fs::path>& inputs, const AuditContext& f
   for (const auto& input : inputs) {
     std::vector<fs::path> files = expand(input);
     for (const auto& file : files) {
-      FileAudit audit(file, flags, !flags.worktree.empty(), policy, report);
+      FileAudit audit(file, flags, policy, report);
       ImportSink sink;
       sink.event = [&](const Event& e) { audit.event(e); };
       sink.header = [&](const HeaderInfo& h) { audit.header(h); };

@@ -56,6 +56,10 @@ void tool_use(const nlohmann::json& block, ImportState& st) {
 
 }  // namespace
 
+bool claude_type_known(std::string_view type) {
+  return type == "assistant" || kBookkeeping.count(type) > 0;
+}
+
 void import_claude_record(const nlohmann::json& rec, ImportState& st) {
   std::string type = str_of(rec, "type");
   st.ts = str_of(rec, "timestamp");

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "audit/json_skim.h"
 #include "audit/line_reader.h"
 
 namespace kd::audit {
@@ -104,6 +105,30 @@ Format detect(const nlohmann::json& rec) {
   return Format::Unknown;
 }
 
+bool has_escape(std::string_view s) {
+  return s.find('\\') != std::string_view::npos;
+}
+
+// Records no rule reads beyond their envelope are handled from a skim, never parsed: Claude Code
+// lines other than the assistant's (tool results carry whole files) and kdispatch requests,
+// tool results and notes. Returns false when the record needs a full parse.
+bool handled_by_skim(std::string_view line, Format format, ImportState& st) {
+  if (format == Format::Kdispatch) {
+    SkimField f[] = {{"type", {}}};
+    if (!skim_object(line, f, 1) || !f[0].value) return false;
+    return *f[0].value == "tool_result" || *f[0].value == "request" || *f[0].value == "note";
+  }
+  if (format != Format::ClaudeCode) return false;
+  SkimField f[] = {{"type", {}}, {"cwd", {}}};
+  if (!skim_object(line, f, 2) || !f[0].value || *f[0].value == "assistant" ||
+      has_escape(*f[0].value))
+    return false;
+  if (f[1].value && !has_escape(*f[1].value)) st.set_cwd(std::string(*f[1].value));
+  if (!claude_type_known(*f[0].value))
+    st.unknown(f[0].value->empty() ? "record without type" : std::string(*f[0].value));
+  return true;
+}
+
 }  // namespace
 
 FileStats import_file(const std::filesystem::path& path, const ImportOptions& options,
@@ -125,6 +150,7 @@ FileStats import_file(const std::filesystem::path& path, const ImportOptions& op
     if (stats.format == Format::Kdispatch && chain_active) chain.feed(line);
     if (line.empty() || (line.size() == 1 && line[0] == '\r')) continue;
     if (stats.format == Format::Kdispatch && !options.want_events) continue;
+    if (handled_by_skim(line, stats.format, st)) continue;
     nlohmann::json rec = nlohmann::json::parse(line, nullptr, false);
     if (rec.is_discarded()) {
       if (reader.last_line_torn()) break;

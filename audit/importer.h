@@ -76,6 +76,9 @@ void import_claude_record(const nlohmann::json& rec, ImportState& st);
 void import_codex_record(const nlohmann::json& rec, ImportState& st);
 void import_codex_exec_record(const nlohmann::json& rec, ImportState& st);
 
+// Whether a Claude Code record type is one the importer knows (it may still carry no facts).
+bool claude_type_known(std::string_view type);
+
 // Helpers for the handlers: a string member or "", and a shell-quoted argv.
 std::string str_of(const nlohmann::json& obj, const char* key);
 std::string join_argv(const nlohmann::json& argv);

@@ -19,13 +19,15 @@ struct LineReader::Zstd {
   ~Zstd() { ZSTD_freeDStream(stream); }
 };
 
-LineReader::LineReader(const std::filesystem::path& path) : path_(path) {
+LineReader::LineReader(const std::filesystem::path& path)
+    : path_(path), buf_(new char[2 * kChunk]), cap_(2 * kChunk) {
   file_ = std::fopen(path.c_str(), "rb");
   if (!file_) throw_sys("fopen", path.string(), errno);
   if (path.extension() == ".zst") {
     zstd_ = std::make_unique<Zstd>();
     if (!zstd_->stream) throw Error("ZSTD_createDStream(" + path.string() + "): out of memory");
     ZSTD_initDStream(zstd_->stream);
+    raw_.reset(new char[kChunk]);
   }
 }
 
@@ -33,39 +35,52 @@ LineReader::~LineReader() {
   if (file_) std::fclose(file_);
 }
 
+void LineReader::make_room() {
+  if (start_ > 0) {
+    std::memmove(buf_.get(), buf_.get() + start_, end_ - start_);
+    end_ -= start_;
+    start_ = 0;
+  }
+  // Keep at least one chunk free; a line longer than the buffer doubles it.
+  if (cap_ - end_ < kChunk) {
+    size_t cap = cap_ * 2;
+    std::unique_ptr<char[]> bigger(new char[cap]);
+    std::memcpy(bigger.get(), buf_.get(), end_);
+    buf_ = std::move(bigger);
+    cap_ = cap;
+  }
+}
+
 bool LineReader::fill() {
   if (eof_) return false;
-  size_t old = buf_.size();
+  make_room();
   if (!zstd_) {
-    buf_.resize(old + kChunk);
-    size_t n = std::fread(buf_.data() + old, 1, kChunk, file_);
-    buf_.resize(old + n);
+    size_t n = std::fread(buf_.get() + end_, 1, cap_ - end_, file_);
     if (n == 0) {
       if (std::ferror(file_)) throw_sys("fread", path_.string(), errno);
       eof_ = true;
       return false;
     }
+    end_ += n;
     bytes_ += n;
     return true;
   }
   for (;;) {
     if (zstd_->in.pos == zstd_->in.size) {
-      raw_.resize(kChunk);
-      size_t n = std::fread(raw_.data(), 1, kChunk, file_);
+      size_t n = std::fread(raw_.get(), 1, kChunk, file_);
       if (n == 0) {
         if (std::ferror(file_)) throw_sys("fread", path_.string(), errno);
         eof_ = true;
         return false;
       }
-      zstd_->in = {raw_.data(), n, 0};
+      zstd_->in = {raw_.get(), n, 0};
     }
-    buf_.resize(old + kChunk);
-    ZSTD_outBuffer out{buf_.data() + old, kChunk, 0};
+    ZSTD_outBuffer out{buf_.get() + end_, cap_ - end_, 0};
     size_t rc = ZSTD_decompressStream(zstd_->stream, &out, &zstd_->in);
-    buf_.resize(old + out.pos);
     if (ZSTD_isError(rc))
       throw Error("ZSTD_decompressStream(" + path_.string() + "): " + ZSTD_getErrorName(rc));
     if (out.pos > 0) {
+      end_ += out.pos;
       bytes_ += out.pos;
       return true;
     }
@@ -74,8 +89,8 @@ bool LineReader::fill() {
 
 bool LineReader::next(std::string_view* line) {
   for (;;) {
-    const char* base = buf_.data() + start_;
-    size_t avail = buf_.size() - start_;
+    const char* base = buf_.get() + start_;
+    size_t avail = end_ - start_;
     if (const void* nl = std::memchr(base + scanned_, '\n', avail - scanned_)) {
       size_t len = static_cast<const char*>(nl) - base;
       *line = std::string_view(base, len);
@@ -85,16 +100,11 @@ bool LineReader::next(std::string_view* line) {
       return true;
     }
     scanned_ = avail;
-    // Drop consumed bytes before reading more, so the buffer holds at most one line plus a chunk.
-    if (start_ > 0) {
-      buf_.erase(0, start_);
-      start_ = 0;
-    }
     if (!fill()) {
-      if (buf_.empty()) return false;
+      if (end_ == start_) return false;
       torn_ = true;
-      *line = std::string_view(buf_);
-      start_ = buf_.size();
+      *line = std::string_view(buf_.get() + start_, end_ - start_);
+      start_ = end_;
       scanned_ = 0;
       ++line_no_;
       return true;

@@ -27,16 +27,19 @@ class LineReader {
   std::uint64_t bytes_read() const { return bytes_; }  // input bytes after decompression
 
  private:
-  bool fill();  // appends more decompressed bytes to buf_; false at end of input
+  bool fill();       // appends more decompressed bytes after end_; false at end of input
+  void make_room();  // moves the unread bytes to the front, growing the buffer when it is full
 
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
   struct Zstd;
   std::unique_ptr<Zstd> zstd_;
-  std::string buf_;
-  std::string raw_;     // compressed input chunk
-  size_t start_ = 0;    // start of the unread part of buf_
-  size_t scanned_ = 0;  // bytes after start_ known to hold no newline
+  std::unique_ptr<char[]> buf_;  // not a std::string: growing it must not zero-fill
+  size_t cap_ = 0;
+  size_t start_ = 0;             // start of the unread bytes
+  size_t end_ = 0;               // end of the bytes read so far
+  size_t scanned_ = 0;           // bytes after start_ known to hold no newline
+  std::unique_ptr<char[]> raw_;  // compressed input chunk
   bool eof_ = false;
   bool torn_ = false;
   std::uint64_t line_no_ = 0;

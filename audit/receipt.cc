@@ -93,7 +93,7 @@ class Checker {
     out_.self_sha256 = self->text;
     if (!is_hex64(self->text)) problem("self_sha256 is not 64 lowercase hex digits");
     JsonValue rest = root_;
-    std::erase_if(rest.members, [](const auto& m) { return m.first == "self_sha256"; });
+    std::erase_if(rest.members, [](const auto& m) { return m.key == "self_sha256"; });
     std::string actual = sha256_hex(canonical_json(rest));
     if (actual != self->text)
       problem("self_sha256 " + self->text + " does not match the content's hash " + actual +

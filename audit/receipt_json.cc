@@ -286,7 +286,7 @@ class Parser {
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':' after a key");
       ++pos_;
-      v.members.emplace_back(std::move(key), value(depth + 1));
+      v.members.push_back({std::move(key), value(depth + 1)});
       skip_ws();
       if (pos_ >= s_.size()) fail("unterminated object (truncated?)");
       if (s_[pos_] == '}') {
@@ -393,16 +393,16 @@ void write(std::string& out, const JsonValue& v) {
       return;
     case JsonValue::Kind::Object: {
       // Python sorts str keys by code point; UTF-8 byte order is the same order.
-      std::vector<const std::pair<std::string, JsonValue>*> sorted;
+      std::vector<const JsonMember*> sorted;
       for (const auto& m : v.members)
         sorted.push_back(&m);
-      std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+      std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->key < b->key; });
       out += '{';
       for (size_t i = 0; i < sorted.size(); ++i) {
         if (i) out += ',';
-        write_string(out, sorted[i]->first);
+        write_string(out, sorted[i]->key);
         out += ':';
-        write(out, sorted[i]->second);
+        write(out, sorted[i]->value);
       }
       out += '}';
       return;

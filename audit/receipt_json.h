@@ -8,10 +8,11 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace kd::audit {
+
+struct JsonMember;
 
 struct JsonValue {
   enum class Kind { Null, Bool, Number, String, Array, Object };
@@ -20,12 +21,17 @@ struct JsonValue {
   // Number: the token as written. String: the decoded text in UTF-8, lone surrogates kept as
   // their 3-byte encodings so they survive a round trip.
   std::string text;
-  std::vector<JsonValue> items;                            // Array
-  std::vector<std::pair<std::string, JsonValue>> members;  // Object, in file order
+  std::vector<JsonValue> items;     // Array
+  std::vector<JsonMember> members;  // Object, in file order
 
   const JsonValue* find(std::string_view key) const;
   bool is_integer_token() const;  // a Number written without fraction or exponent
   double number() const;          // a Number as a double (Python's float(), inf on overflow)
+};
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
 };
 
 // Parses one JSON document. Throws kd::Error naming the byte offset and the problem.

@@ -47,11 +47,10 @@ std::vector<Token> tokenize(std::string_view s) {
       continue;
     }
     if (c == '\n' || c == ';' || c == '|' || c == '&' || c == '(' || c == ')') {
-      std::string op(1, c);
-      if (i + 1 < s.size() &&
-          (s.substr(i, 2) == "&&" || s.substr(i, 2) == "||" || s.substr(i, 2) == "&>"))
-        op = s.substr(i, 2);
-      i += op.size();
+      std::string_view two = s.substr(i, 2);
+      size_t len = (two == "&&" || two == "||" || two == "&>") ? 2 : 1;
+      std::string op(s.substr(i, len));
+      i += len;
       if (op == "&>") {
         out.push_back({">", true});
         continue;

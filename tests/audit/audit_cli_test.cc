@@ -1,6 +1,7 @@
 // `kdispatch audit` as a user runs it: three-line findings, summary, JSON and exit statuses.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/audit/audit_fixtures.h"
@@ -86,6 +87,43 @@ TEST(AuditCli, BadPolicyIsNamed) {
   auto r = run_kdispatch({"audit", dir / "t.jsonl", "--policy", dir / "p.json"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("rules.made_up: unknown rule"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kd::test
+
+namespace kd::test {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(KD_SOURCE_DIR) + "/tests/audit/fixtures/" + name;
+}
+
+TEST(AuditCli, HandMadeSessions) {
+  std::vector<std::string> ctx = {"--reference", "ref/naive.py", "--no-peek",
+                                  "/home/kim/answers/**"};
+  std::vector<std::string> clean_args = {"audit", fixture("claude_clean.jsonl"), "--json"};
+  clean_args.insert(clean_args.end(), ctx.begin(), ctx.end());
+  auto clean = run_kdispatch(clean_args);
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  auto doc = nlohmann::json::parse(clean.out);
+  EXPECT_EQ(doc["events"]["commit"], 1);
+  EXPECT_EQ(doc["events"]["file_write"], 2);  // the Write and the bench redirection
+
+  std::vector<std::string> bad_args = {"audit", fixture("claude_breaches.jsonl"), "--json"};
+  bad_args.insert(bad_args.end(), ctx.begin(), ctx.end());
+  auto bad = run_kdispatch(bad_args);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  std::map<std::string, int> rules;
+  auto findings = nlohmann::json::parse(bad.out)["findings"];
+  for (const auto& f : findings)
+    ++rules[f["rule"].get<std::string>()];
+  EXPECT_EQ(rules, (std::map<std::string, int>{{"commit_grammar", 1},
+                                               {"no_peek_read", 1},
+                                               {"numbers_without_receipt", 1},
+                                               {"reference_write", 1},
+                                               {"verdict_language", 1},
+                                               {"write_outside_worktree", 1}}));
 }
 
 }  // namespace

@@ -159,9 +159,10 @@ TEST(AuditRules, NoPeekRead) {
   test::write_text(
       dir / "bad.jsonl",
       test::claude_tool_line("/w", "Bash", {{"command", "head -n 20 answers/v001/best.py"}}) +
-          test::claude_tool_line("/w", "Read", {{"file_path", "/srv/solutions/k.py"}}));
+          test::claude_tool_line("/w", "Read", {{"file_path", "/srv/solutions/k.py"}}) +
+          test::claude_tool_line("/w", "Grep", {{"pattern", "def"}, {"path", "answers"}}));
   AuditReport r = audit(dir / "bad.jsonl", ctx);
-  EXPECT_EQ(count(r, "no_peek_read"), 2u) << dump(r);
+  EXPECT_EQ(count(r, "no_peek_read"), 3u) << dump(r);
 }
 
 TEST(AuditRules, NoPeekFromKdispatchHeader) {
@@ -409,6 +410,67 @@ TEST(AuditRules, FindingsPerRuleAreCapped) {
   AuditReport r = audit(dir / "many.jsonl");
   EXPECT_EQ(count(r, "verdict_language"), 50u);
   EXPECT_EQ(r.suppressed["verdict_language"], 30u);
+}
+
+}  // namespace
+}  // namespace kd::audit
+
+namespace kd::audit {
+namespace {
+
+TEST(AuditRules, CodexPatchesResolveAgainstTheRecordedCwd) {
+  TempDir dir;
+  auto line = [](const json& j) { return j.dump() + "\n"; };
+  std::string meta =
+      line({{"timestamp", "2026-03-02T10:00:00Z"},
+            {"type", "session_meta"},
+            {"payload", {{"id", "x"}, {"cwd", "/w/kern"}, {"cli_version", "0.98.0"}}}});
+  std::string inside =
+      line({{"timestamp", "2026-03-02T10:00:01Z"},
+            {"type", "response_item"},
+            {"payload",
+             {{"type", "custom_tool_call"},
+              {"name", "apply_patch"},
+              {"call_id", "c1"},
+              {"input", "*** Begin Patch\n*** Add File: k.py\n+x\n*** End Patch\n"}}}});
+  json shell_args = {{"command", {"bash", "-lc", "cp k.py ../ref/naive.py"}},
+                     {"workdir", "/w/kern"}};
+  json call = {{"type", "function_call"},
+               {"name", "shell"},
+               {"call_id", "c2"},
+               {"arguments", shell_args.dump()}};
+  std::string outside =
+      line({{"timestamp", "2026-03-02T10:00:02Z"}, {"type", "response_item"}, {"payload", call}});
+  test::write_text(dir / "ok.jsonl", meta + inside);
+  AuditReport ok = audit(dir / "ok.jsonl");
+  EXPECT_TRUE(ok.findings.empty()) << dump(ok);
+  test::write_text(dir / "bad.jsonl", meta + inside + outside);
+  AuditContext ctx;
+  ctx.references = {"/w/ref/naive.py"};
+  AuditReport bad = audit(dir / "bad.jsonl", ctx);
+  EXPECT_EQ(count(bad, "write_outside_worktree"), 1u) << dump(bad);
+  EXPECT_EQ(count(bad, "reference_write"), 1u) << dump(bad);
+}
+
+TEST(AuditRules, ClaudeSubagentFilesAreAuditedWithTheSession) {
+  TempDir dir;
+  test::write_text(dir / "s1.jsonl", test::claude_text_line("/w", "Dispatching a reviewer."));
+  test::write_text(dir / "s1/subagents/agent-a1.jsonl",
+                   test::claude_text_line("/w", "Verdict: supported"));
+  AuditReport r = audit(dir / "s1.jsonl");
+  EXPECT_EQ(r.files.size(), 2u);
+  ASSERT_EQ(count(r, "verdict_language"), 1u);
+  EXPECT_NE(r.findings[0].evidence.find("agent-a1.jsonl:1"), std::string::npos);
+}
+
+TEST(AuditRules, FinishRepeatedByTheEndRecordIsCheckedOnce) {
+  TempDir dir;
+  test::TranscriptBuilder t;
+  t.header(dir / "wt");
+  json finish = {{"ledger", test::ledger_text(true, {})}, {"mechanism", "verdict: supported"}};
+  t.tool_call("finish", finish);
+  t.end(finish);
+  EXPECT_EQ(count(audit(t.write(dir, "t.jsonl")), "verdict_language"), 1u);
 }
 
 }  // namespace
