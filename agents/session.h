@@ -77,7 +77,7 @@ struct SessionConfig {
   Budgets budgets;
   std::filesystem::path transcript_dir;
   nlohmann::json header = nlohmann::json::object();  // docs/transcripts.md header fields
-  FinishContext finish;         // candidate plan ids and the checks of finish
+  FinishContext finish;                              // candidate plan ids and the checks of finish
   RetryPolicy retry;
   Timeouts timeouts;
   int max_nudges = 2;  // turns without tool calls answered with a reminder before giving up
@@ -98,7 +98,8 @@ struct SessionResult {
 // Runs the session to its end. Throws kd::Error only for problems of the caller's making
 // (transcript directory unusable, cost budget without a price); everything the model or the
 // provider does ends the session with a named reason.
-boost::asio::awaitable<SessionResult> run_session(SessionConfig config, ToolHost& host, HttpClient& http,
-                                                  const ModelHandle& model, boost::asio::thread_pool& tool_pool);
+boost::asio::awaitable<SessionResult> run_session(SessionConfig config, ToolHost& host,
+                                                  HttpClient& http, const ModelHandle& model,
+                                                  boost::asio::thread_pool& tool_pool);
 
 }  // namespace kd::agents
