@@ -57,6 +57,9 @@ struct Transfer {
   HttpResponse resp;
   asio::steady_timer done;      // cancelled when the transfer completes
   asio::steady_timer deadline;  // first byte, then idle
+  const char* deadline_kind = "timeout_first_byte";
+  std::chrono::milliseconds phase{0};
+  std::chrono::steady_clock::time_point expires_at;
   bool finished = false;
   bool got_byte = false;
   bool too_large = false;
@@ -187,20 +190,35 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     t->done.cancel();
   }
 
-  void set_deadline(const std::shared_ptr<Transfer>& t, std::chrono::milliseconds d,
-                    const char* kind) {
-    t->deadline.expires_after(d);
-    t->deadline.async_wait(
-        [self = shared_from_this(), w = std::weak_ptr<Transfer>(t), kind, ms = d.count()](auto ec) {
-          auto tr = w.lock();
-          if (!tr || ec || tr->finished) return;
-          tr->resp.error_kind = kind;
-          tr->resp.error =
-              std::string(kind == std::string_view("timeout_idle") ? "no progress for "
-                                                                   : "no response byte within ") +
-              std::to_string(ms) + " ms";
-          self->finish(tr);
-        });
+  // Deadlines: a phase (first byte, then idle) sets the timer once; progress only moves
+  // `expires_at`, and an expiring timer re-arms itself while progress has moved it. One clock
+  // read per event instead of a timer cancel and re-wait.
+  void start_phase(const std::shared_ptr<Transfer>& t, std::chrono::milliseconds d,
+                   const char* kind) {
+    t->deadline_kind = kind;
+    t->phase = d;
+    t->expires_at = std::chrono::steady_clock::now() + d;
+    arm_deadline(t);
+  }
+
+  static void touch(Transfer* t) { t->expires_at = std::chrono::steady_clock::now() + t->phase; }
+
+  void arm_deadline(const std::shared_ptr<Transfer>& t) {
+    t->deadline.expires_at(t->expires_at);
+    t->deadline.async_wait([self = shared_from_this(), w = std::weak_ptr<Transfer>(t)](auto ec) {
+      auto tr = w.lock();
+      if (!tr || ec || tr->finished) return;
+      if (std::chrono::steady_clock::now() < tr->expires_at) {
+        self->arm_deadline(tr);
+        return;
+      }
+      tr->resp.error_kind = tr->deadline_kind;
+      tr->resp.error = std::string(tr->deadline_kind == std::string_view("timeout_idle")
+                                       ? "no progress for "
+                                       : "no response byte within ") +
+                       std::to_string(tr->phase.count()) + " ms";
+      self->finish(tr);
+    });
   }
 
   static size_t on_header(char* data, size_t size, size_t n, void* userp) {
@@ -213,7 +231,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
     if (!t->got_byte) {
       t->got_byte = true;
-      if (auto sp = t->self.lock()) t->owner->set_deadline(sp, t->req.idle_timeout, "timeout_idle");
+      if (auto sp = t->self.lock()) t->owner->start_phase(sp, t->req.idle_timeout, "timeout_idle");
     }
     return size * n;
   }
@@ -233,9 +251,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       t->resp.body.append(bytes);
       progressed = true;
     }
-    if (progressed || !t->got_byte) {
+    if (!t->got_byte) {
       t->got_byte = true;
-      if (auto sp = t->self.lock()) t->owner->set_deadline(sp, t->req.idle_timeout, "timeout_idle");
+      if (auto sp = t->self.lock()) t->owner->start_phase(sp, t->req.idle_timeout, "timeout_idle");
+    } else if (progressed) {
+      touch(t);
     }
     return size * n;
   }
@@ -297,7 +317,7 @@ asio::awaitable<HttpResponse> HttpClient::perform(HttpRequest request, DataSink 
   curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
 
   impl_->transfers[e] = t;
-  impl_->set_deadline(t, t->req.connect_timeout + t->req.first_byte_timeout, "timeout_first_byte");
+  impl_->start_phase(t, t->req.connect_timeout + t->req.first_byte_timeout, "timeout_first_byte");
   if (CURLMcode mc = curl_multi_add_handle(impl_->multi, e); mc != CURLM_OK) {
     impl_->transfers.erase(e);
     throw Error(std::string("curl_multi_add_handle(") + t->req.url +

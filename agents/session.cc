@@ -86,6 +86,7 @@ asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, Ht
 
   int turn_no = 0;
   CallHooks hooks;
+  hooks.on_text = cfg.on_text;
   hooks.on_request = [&](int attempt, const json& body) {
     tw.append("request", {{"turn", turn_no},
                           {"attempt", attempt},

@@ -5,6 +5,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -81,6 +82,8 @@ struct SessionConfig {
   RetryPolicy retry;
   Timeouts timeouts;
   int max_nudges = 2;  // turns without tool calls answered with a reminder before giving up
+  // Streamed assistant text as it arrives (supervised sessions show it to the person).
+  std::function<void(std::string_view)> on_text;
 };
 
 struct SessionResult {

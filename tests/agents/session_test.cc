@@ -150,6 +150,7 @@ class SessionTest : public testing::Test {
     cfg.finish.plan_ids = {"cand1", "cand2", "cand3"};
     cfg.finish.compliance_required = true;
     cfg.retry.base = std::chrono::milliseconds(5);
+    cfg.on_text = [this](std::string_view piece) { streamed_ += piece; };
     boost::asio::thread_pool pool(1);
     auto r = test::run_sync(io_, run_session(cfg, host_, http_, h, pool));
     pool.join();
@@ -169,6 +170,7 @@ class SessionTest : public testing::Test {
   boost::asio::io_context io_;
   HttpClient http_{io_.get_executor()};
   std::shared_ptr<FakeServer> fake_, server_;
+  std::string streamed_;
 };
 
 TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
@@ -177,6 +179,8 @@ TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
   ASSERT_TRUE(r.finish);
   EXPECT_EQ(r.turns, 6);
   EXPECT_EQ(r.tool_calls, 8);
+  EXPECT_EQ(streamed_, "Writing cand1.Now cand2 on the chip.Done.")
+      << "text streamed to the observer";
   EXPECT_EQ(r.input_tokens, 600);
   EXPECT_EQ(r.output_tokens, 120);
   std::string sha2 = (*r.finish)["final_candidate"]["sha"];
