@@ -26,7 +26,8 @@ class AnthropicStream : public StreamAssembler {
   AssistantTurn take() override {
     AssistantTurn t = std::move(turn_);
     t.echo = json::array();
-    for (auto& [index, b] : blocks_) t.echo.push_back(std::move(b.block));
+    for (auto& [index, b] : blocks_)
+      t.echo.push_back(std::move(b.block));
     return t;
   }
 
@@ -40,7 +41,8 @@ class AnthropicStream : public StreamAssembler {
   void handle(const SseEvent& ev) override {
     json d = json::parse(ev.data, nullptr, false);
     if (d.is_discarded() || !d.is_object()) {
-      fail("malformed", "", "event " + ev.name + ": data is not a JSON object: " + ev.data.substr(0, 120));
+      fail("malformed", "",
+           "event " + ev.name + ": data is not a JSON object: " + ev.data.substr(0, 120));
       return;
     }
     // The event name and JSON type are identical; the type survives a server that drops names.
@@ -76,9 +78,11 @@ class AnthropicStream : public StreamAssembler {
       } else if (dt == "input_json_delta") {
         b.partial_json += str_field(delta, "partial_json");
       } else if (dt == "thinking_delta") {
-        b.block["thinking"] = b.block.value("thinking", std::string()) + str_field(delta, "thinking");
+        b.block["thinking"] =
+            b.block.value("thinking", std::string()) + str_field(delta, "thinking");
       } else if (dt == "signature_delta") {
-        b.block["signature"] = b.block.value("signature", std::string()) + str_field(delta, "signature");
+        b.block["signature"] =
+            b.block.value("signature", std::string()) + str_field(delta, "signature");
       }
     } else if (type == "content_block_stop") {
       auto it = d.contains("index") && d["index"].is_number_integer()
@@ -97,7 +101,8 @@ class AnthropicStream : public StreamAssembler {
     } else if (type == "message_stop") {
       for (auto& [i, b] : blocks_) {
         if (!b.stopped) {
-          fail("protocol", "", "message_stop before content_block_stop of block " + std::to_string(i));
+          fail("protocol", "",
+               "message_stop before content_block_stop of block " + std::to_string(i));
           return;
         }
       }
@@ -161,7 +166,8 @@ class Anthropic : public Provider {
     if (!tools.empty()) {
       json t = json::array();
       for (const auto& s : tools) {
-        t.push_back({{"name", s.name}, {"description", s.description}, {"input_schema", s.input_schema}});
+        t.push_back(
+            {{"name", s.name}, {"description", s.description}, {"input_schema", s.input_schema}});
       }
       body["tools"] = std::move(t);
       body["tool_choice"] = {{"type", "auto"}};
@@ -178,7 +184,8 @@ class Anthropic : public Provider {
         case Message::Kind::tool_results: {
           json blocks = json::array();
           for (const ToolResult& r : m.results) {
-            json b = {{"type", "tool_result"}, {"tool_use_id", r.tool_call_id}, {"content", r.content}};
+            json b = {
+                {"type", "tool_result"}, {"tool_use_id", r.tool_call_id}, {"content", r.content}};
             if (r.is_error) b["is_error"] = true;
             blocks.push_back(std::move(b));
           }
@@ -231,6 +238,8 @@ class Anthropic : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> make_anthropic_provider() { return std::make_unique<Anthropic>(); }
+std::unique_ptr<Provider> make_anthropic_provider() {
+  return std::make_unique<Anthropic>();
+}
 
 }  // namespace kd::agents

@@ -13,29 +13,29 @@
 namespace kd::agents {
 
 struct FakeToolCall {
-  std::string id;             // generated when the script gives none
+  std::string id;  // generated when the script gives none
   std::string name;
-  nlohmann::json input;       // used when arguments_raw is absent
+  nlohmann::json input;                      // used when arguments_raw is absent
   std::optional<std::string> arguments_raw;  // sent verbatim (may be invalid JSON)
 };
 
 struct FakeFault {
-  std::string kind;           // status | error_event | stall | truncate | malformed_json
-  int status = 0;             // status
+  std::string kind;                     // status | error_event | stall | truncate | malformed_json
+  int status = 0;                       // status
   std::optional<double> retry_after_s;  // status
-  std::string error_type;     // status, error_event (provider error type)
-  int after_events = 2;       // error_event | stall | truncate | malformed_json
-  double seconds = 0;         // stall
+  std::string error_type;               // status, error_event (provider error type)
+  int after_events = 2;                 // error_event | stall | truncate | malformed_json
+  double seconds = 0;                   // stall
 };
 
 struct FakeTurn {
   std::vector<std::string> text_chunks;  // the text, as streamed pieces
   bool split_text = false;  // one string given: streamed in pieces cut after interpolation
   std::vector<FakeToolCall> tool_calls;
-  std::string stop_reason;               // empty: derived (tool_use/end_turn, tool_calls/stop)
+  std::string stop_reason;  // empty: derived (tool_use/end_turn, tool_calls/stop)
   long input_tokens = 100, output_tokens = 20;
-  bool noise = false;                    // comments, pings, unknown events and fields
-  std::vector<FakeFault> faults;         // fault i applies to attempt i of this turn
+  bool noise = false;             // comments, pings, unknown events and fields
+  std::vector<FakeFault> faults;  // fault i applies to attempt i of this turn
 };
 
 struct FakeScript {

@@ -5,8 +5,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <mutex>
 #include <regex>
@@ -37,19 +37,32 @@ struct Resolved {  // a turn with its placeholders filled in
 
 std::string status_text(int s) {
   switch (s) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 529: return "Overloaded";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 529:
+      return "Overloaded";
+    default:
+      return "Status";
   }
 }
 
@@ -60,20 +73,32 @@ std::string default_error_type(const std::string& wire, int s) {
     return s >= 500 ? "server_error" : "invalid_request_error";
   }
   switch (s) {
-    case 401: return "authentication_error";
-    case 429: return "rate_limit_error";
-    case 500: return "api_error";
-    case 504: return "timeout_error";
-    case 529: return "overloaded_error";
-    default: return s >= 500 ? "api_error" : "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 429:
+      return "rate_limit_error";
+    case 500:
+      return "api_error";
+    case 504:
+      return "timeout_error";
+    case 529:
+      return "overloaded_error";
+    default:
+      return s >= 500 ? "api_error" : "invalid_request_error";
   }
 }
 
-std::string error_body(const std::string& wire, const std::string& type, const std::string& message) {
+std::string error_body(const std::string& wire, const std::string& type,
+                       const std::string& message) {
   if (wire == "openai") {
-    return json{{"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", type}}}}.dump();
+    return json{
+        {"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", type}}}}
+        .dump();
   }
-  return json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}, {"request_id", "req_fake"}}.dump();
+  return json{{"type", "error"},
+              {"error", {{"type", type}, {"message", message}}},
+              {"request_id", "req_fake"}}
+      .dump();
 }
 
 std::string sse(const std::string& name, const json& data) {
@@ -125,7 +150,8 @@ Results collect_results(const std::string& wire, const json& messages) {
 // {{last_result}}, {{last_result.KEY}}, {{result.ID}}, {{result.ID.KEY}}; {{now_us}} is left for
 // write time. Throws kd::Error naming an unresolvable placeholder.
 std::string interpolate(const std::string& s, const Results& r) {
-  static const std::regex re(R"(\{\{\s*(last_result|result\.([A-Za-z0-9_-]+))(?:\.([A-Za-z0-9_]+))?\s*\}\})");
+  static const std::regex re(
+      R"(\{\{\s*(last_result|result\.([A-Za-z0-9_-]+))(?:\.([A-Za-z0-9_]+))?\s*\}\})");
   std::string out;
   auto begin = std::sregex_iterator(s.begin(), s.end(), re);
   size_t pos = 0;
@@ -139,18 +165,21 @@ std::string interpolate(const std::string& s, const Results& r) {
       content = r.last;
     } else {
       auto f = r.by_id.find(m[2]);
-      if (f == r.by_id.end()) throw Error("placeholder " + m.str(0) + ": no tool result with id " + m[2].str());
+      if (f == r.by_id.end())
+        throw Error("placeholder " + m.str(0) + ": no tool result with id " + m[2].str());
       content = f->second;
     }
     if (m[3].matched) {
       json j = json::parse(content, nullptr, false);
       if (j.is_discarded() || !j.is_object() || !j.contains(m[3].str())) {
-        throw Error("placeholder " + m.str(0) + ": the tool result is not a JSON object with key " + m[3].str());
+        throw Error("placeholder " + m.str(0) + ": the tool result is not a JSON object with key " +
+                    m[3].str());
       }
       const json& v = j[m[3].str()];
       content = v.is_string() ? v.get<std::string>() : v.dump();
     } else {
-      while (!content.empty() && (content.back() == '\n' || content.back() == ' ')) content.pop_back();
+      while (!content.empty() && (content.back() == '\n' || content.back() == ' '))
+        content.pop_back();
     }
     out += content;
   }
@@ -162,7 +191,8 @@ json interpolate_json(const json& j, const Results& r) {
   if (j.is_string()) return interpolate(j.get<std::string>(), r);
   if (j.is_array() || j.is_object()) {
     json out = j;
-    for (auto& v : out) v = interpolate_json(v, r);
+    for (auto& v : out)
+      v = interpolate_json(v, r);
     return out;
   }
   return j;
@@ -184,7 +214,8 @@ std::vector<std::string> utf8_pieces(const std::string& text, size_t n) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = std::min(text.size(), pos + n);
-    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+      ++end;
     out.push_back(text.substr(pos, end - pos));
     pos = end;
   }
@@ -198,27 +229,38 @@ std::vector<std::string> split_args(const std::string& a) {
   return {"", a.substr(0, h), a.substr(h)};
 }
 
-std::vector<std::string> anthropic_events(const FakeTurn& t, const Resolved& r, size_t turn, const std::string& model) {
+std::vector<std::string> anthropic_events(const FakeTurn& t, const Resolved& r, size_t turn,
+                                          const std::string& model) {
   std::vector<std::string> ev;
-  json start_msg = {{"id", "msg_fake_" + std::to_string(turn)}, {"type", "message"}, {"role", "assistant"},
-                    {"model", model}, {"content", json::array()}, {"stop_reason", nullptr},
+  json start_msg = {{"id", "msg_fake_" + std::to_string(turn)},
+                    {"type", "message"},
+                    {"role", "assistant"},
+                    {"model", model},
+                    {"content", json::array()},
+                    {"stop_reason", nullptr},
                     {"stop_sequence", nullptr},
-                    {"usage", {{"input_tokens", t.input_tokens}, {"cache_creation_input_tokens", 0},
-                               {"cache_read_input_tokens", 0}, {"output_tokens", 1}}}};
+                    {"usage",
+                     {{"input_tokens", t.input_tokens},
+                      {"cache_creation_input_tokens", 0},
+                      {"cache_read_input_tokens", 0},
+                      {"output_tokens", 1}}}};
   json ms = {{"type", "message_start"}, {"message", start_msg}};
   if (t.noise) ms["fake_future_field"] = {{"x", 1}};
   ev.push_back(sse("message_start", ms));
   if (t.noise) {
     ev.push_back(": keep-alive\n\n");
     ev.push_back("event: ping\r\ndata: {\"type\": \"ping\"}\r\n\r\n");
-    ev.push_back(sse("fake_future_event", {{"type", "fake_future_event"}, {"detail", "ignore me"}}));
+    ev.push_back(
+        sse("fake_future_event", {{"type", "fake_future_event"}, {"detail", "ignore me"}}));
   }
   int index = 0;
   if (!r.text_chunks.empty()) {
-    ev.push_back(sse("content_block_start", {{"type", "content_block_start"}, {"index", index},
+    ev.push_back(sse("content_block_start", {{"type", "content_block_start"},
+                                             {"index", index},
                                              {"content_block", {{"type", "text"}, {"text", ""}}}}));
     for (const auto& c : r.text_chunks) {
-      ev.push_back(sse("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
+      ev.push_back(sse("content_block_delta", {{"type", "content_block_delta"},
+                                               {"index", index},
                                                {"delta", {{"type", "text_delta"}, {"text", c}}}}));
       if (t.noise) ev.push_back(sse("ping", {{"type", "ping"}}));
     }
@@ -226,25 +268,36 @@ std::vector<std::string> anthropic_events(const FakeTurn& t, const Resolved& r, 
     ++index;
   }
   if (t.noise) {
-    ev.push_back(sse("content_block_start", {{"type", "content_block_start"}, {"index", index},
-                                             {"content_block", {{"type", "fake_future_block"}, {"data", ""}}}}));
-    ev.push_back(sse("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
-                                             {"delta", {{"type", "fake_future_delta"}, {"data", "x"}}}}));
+    ev.push_back(sse("content_block_start",
+                     {{"type", "content_block_start"},
+                      {"index", index},
+                      {"content_block", {{"type", "fake_future_block"}, {"data", ""}}}}));
+    ev.push_back(
+        sse("content_block_delta", {{"type", "content_block_delta"},
+                                    {"index", index},
+                                    {"delta", {{"type", "fake_future_delta"}, {"data", "x"}}}}));
     ev.push_back(sse("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
     ++index;
   }
   for (const auto& c : r.calls) {
-    ev.push_back(sse("content_block_start",
-                     {{"type", "content_block_start"}, {"index", index},
-                      {"content_block", {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", json::object()}}}}));
+    ev.push_back(
+        sse("content_block_start",
+            {{"type", "content_block_start"},
+             {"index", index},
+             {"content_block",
+              {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", json::object()}}}}));
     for (const auto& piece : split_args(c.args)) {
-      ev.push_back(sse("content_block_delta", {{"type", "content_block_delta"}, {"index", index},
-                                               {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}}));
+      ev.push_back(sse("content_block_delta",
+                       {{"type", "content_block_delta"},
+                        {"index", index},
+                        {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}}));
     }
     ev.push_back(sse("content_block_stop", {{"type", "content_block_stop"}, {"index", index}}));
     ++index;
   }
-  std::string stop = !t.stop_reason.empty() ? t.stop_reason : r.calls.empty() ? "end_turn" : "tool_use";
+  std::string stop = !t.stop_reason.empty() ? t.stop_reason
+                     : r.calls.empty()      ? "end_turn"
+                                            : "tool_use";
   ev.push_back(sse("message_delta", {{"type", "message_delta"},
                                      {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
                                      {"usage", {{"output_tokens", t.output_tokens}}}}));
@@ -252,14 +305,20 @@ std::vector<std::string> anthropic_events(const FakeTurn& t, const Resolved& r, 
   return ev;
 }
 
-std::vector<std::string> openai_events(const FakeTurn& t, const Resolved& r, size_t turn, const std::string& model,
-                                       bool include_usage) {
+std::vector<std::string> openai_events(const FakeTurn& t, const Resolved& r, size_t turn,
+                                       const std::string& model, bool include_usage) {
   std::vector<std::string> ev;
-  json base = {{"id", "chatcmpl-fake-" + std::to_string(turn)}, {"object", "chat.completion.chunk"},
-               {"created", 1767225600}, {"model", model}, {"system_fingerprint", "fp_fake"}};
+  json base = {{"id", "chatcmpl-fake-" + std::to_string(turn)},
+               {"object", "chat.completion.chunk"},
+               {"created", 1767225600},
+               {"model", model},
+               {"system_fingerprint", "fp_fake"}};
   auto chunk = [&](json delta, json finish) {
     json c = base;
-    c["choices"] = json::array({{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", finish}}});
+    c["choices"] = json::array({{{"index", 0},
+                                 {"delta", std::move(delta)},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", finish}}});
     if (include_usage) c["usage"] = nullptr;
     if (t.noise) c["obfuscation"] = "pad";
     return "data: " + c.dump() + "\n\n";
@@ -271,27 +330,39 @@ std::vector<std::string> openai_events(const FakeTurn& t, const Resolved& r, siz
     empty["choices"] = json::array();
     ev.push_back("data: " + empty.dump() + "\r\n\r\n");
   }
-  for (const auto& c : r.text_chunks) ev.push_back(chunk({{"content", c}}, nullptr));
+  for (const auto& c : r.text_chunks)
+    ev.push_back(chunk({{"content", c}}, nullptr));
   // Fragments of parallel calls are interleaved by index, as servers do.
   std::vector<std::vector<std::string>> pieces;
-  for (const auto& c : r.calls) pieces.push_back(split_args(c.args));
+  for (const auto& c : r.calls)
+    pieces.push_back(split_args(c.args));
   for (size_t k = 0; k < r.calls.size(); ++k) {
-    ev.push_back(chunk({{"tool_calls", json::array({{{"index", k}, {"id", r.calls[k].id}, {"type", "function"},
-                                                     {"function", {{"name", r.calls[k].name}, {"arguments", ""}}}}})}},
-                       nullptr));
+    ev.push_back(
+        chunk({{"tool_calls",
+                json::array({{{"index", k},
+                              {"id", r.calls[k].id},
+                              {"type", "function"},
+                              {"function", {{"name", r.calls[k].name}, {"arguments", ""}}}}})}},
+              nullptr));
   }
   for (size_t p = 1; p < 3; ++p) {
     for (size_t k = 0; k < r.calls.size(); ++k) {
       if (p >= pieces[k].size()) continue;
-      ev.push_back(chunk({{"tool_calls", json::array({{{"index", k}, {"function", {{"arguments", pieces[k][p]}}}}})}}, nullptr));
+      ev.push_back(
+          chunk({{"tool_calls",
+                  json::array({{{"index", k}, {"function", {{"arguments", pieces[k][p]}}}}})}},
+                nullptr));
     }
   }
-  std::string stop = !t.stop_reason.empty() ? t.stop_reason : r.calls.empty() ? "stop" : "tool_calls";
+  std::string stop = !t.stop_reason.empty() ? t.stop_reason
+                     : r.calls.empty()      ? "stop"
+                                            : "tool_calls";
   ev.push_back(chunk(json::object(), stop));
   if (include_usage) {
     json u = base;
     u["choices"] = json::array();
-    u["usage"] = {{"prompt_tokens", t.input_tokens}, {"completion_tokens", t.output_tokens},
+    u["usage"] = {{"prompt_tokens", t.input_tokens},
+                  {"completion_tokens", t.output_tokens},
                   {"total_tokens", t.input_tokens + t.output_tokens}};
     ev.push_back("data: " + u.dump() + "\n\n");
   }
@@ -299,23 +370,36 @@ std::vector<std::string> openai_events(const FakeTurn& t, const Resolved& r, siz
   return ev;
 }
 
-std::string whole_response(const std::string& wire, const FakeTurn& t, const Resolved& r, size_t turn,
-                           const std::string& model) {
+std::string whole_response(const std::string& wire, const FakeTurn& t, const Resolved& r,
+                           size_t turn, const std::string& model) {
   if (wire == "openai") {
-    json msg = {{"role", "assistant"}, {"content", r.text.empty() ? json(nullptr) : json(r.text)}, {"refusal", nullptr}};
+    json msg = {{"role", "assistant"},
+                {"content", r.text.empty() ? json(nullptr) : json(r.text)},
+                {"refusal", nullptr}};
     if (!r.calls.empty()) {
       json calls = json::array();
       for (const auto& c : r.calls) {
-        calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.args}}}});
+        calls.push_back({{"id", c.id},
+                         {"type", "function"},
+                         {"function", {{"name", c.name}, {"arguments", c.args}}}});
       }
       msg["tool_calls"] = calls;
     }
-    std::string stop = !t.stop_reason.empty() ? t.stop_reason : r.calls.empty() ? "stop" : "tool_calls";
-    return json{{"id", "chatcmpl-fake-" + std::to_string(turn)}, {"object", "chat.completion"}, {"created", 1767225600},
-                {"model", model},
-                {"choices", json::array({{{"index", 0}, {"message", msg}, {"logprobs", nullptr}, {"finish_reason", stop}}})},
-                {"usage", {{"prompt_tokens", t.input_tokens}, {"completion_tokens", t.output_tokens},
-                           {"total_tokens", t.input_tokens + t.output_tokens}}}}
+    std::string stop = !t.stop_reason.empty() ? t.stop_reason
+                       : r.calls.empty()      ? "stop"
+                                              : "tool_calls";
+    return json{
+        {"id", "chatcmpl-fake-" + std::to_string(turn)},
+        {"object", "chat.completion"},
+        {"created", 1767225600},
+        {"model", model},
+        {"choices",
+         json::array(
+             {{{"index", 0}, {"message", msg}, {"logprobs", nullptr}, {"finish_reason", stop}}})},
+        {"usage",
+         {{"prompt_tokens", t.input_tokens},
+          {"completion_tokens", t.output_tokens},
+          {"total_tokens", t.input_tokens + t.output_tokens}}}}
         .dump();
   }
   json content = json::array();
@@ -324,14 +408,26 @@ std::string whole_response(const std::string& wire, const FakeTurn& t, const Res
     json input = json::parse(c.args, nullptr, false);
     // Anthropic's whole responses always carry an object; a non-JSON script argument becomes a
     // string input so the client still sees arguments it must reject.
-    content.push_back({{"type", "tool_use"}, {"id", c.id}, {"name", c.name},
+    content.push_back({{"type", "tool_use"},
+                       {"id", c.id},
+                       {"name", c.name},
                        {"input", input.is_discarded() ? json(c.args) : input}});
   }
-  std::string stop = !t.stop_reason.empty() ? t.stop_reason : r.calls.empty() ? "end_turn" : "tool_use";
-  return json{{"id", "msg_fake_" + std::to_string(turn)}, {"type", "message"}, {"role", "assistant"}, {"model", model},
-              {"content", content}, {"stop_reason", stop}, {"stop_sequence", nullptr},
-              {"usage", {{"input_tokens", t.input_tokens}, {"cache_creation_input_tokens", 0},
-                         {"cache_read_input_tokens", 0}, {"output_tokens", t.output_tokens}}}}
+  std::string stop = !t.stop_reason.empty() ? t.stop_reason
+                     : r.calls.empty()      ? "end_turn"
+                                            : "tool_use";
+  return json{{"id", "msg_fake_" + std::to_string(turn)},
+              {"type", "message"},
+              {"role", "assistant"},
+              {"model", model},
+              {"content", content},
+              {"stop_reason", stop},
+              {"stop_sequence", nullptr},
+              {"usage",
+               {{"input_tokens", t.input_tokens},
+                {"cache_creation_input_tokens", 0},
+                {"cache_read_input_tokens", 0},
+                {"output_tokens", t.output_tokens}}}}
       .dump();
 }
 
@@ -351,7 +447,8 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
   asio::awaitable<void> accept_loop() {
     for (;;) {
       boost::system::error_code ec;
-      tcp::socket sock = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      tcp::socket sock =
+          co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
       if (ec == asio::error::operation_aborted) co_return;
       if (ec) continue;  // e.g. EMFILE: keep serving the connections we have
       asio::co_spawn(ioc, serve(std::move(sock)), asio::detached);
@@ -364,8 +461,9 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
       co_return;
     }
     for (size_t off = 0; off < data.size(); off += script.chunk_bytes) {
-      co_await asio::async_write(sock, asio::buffer(data.data() + off, std::min(script.chunk_bytes, data.size() - off)),
-                                 asio::use_awaitable);
+      co_await asio::async_write(
+          sock, asio::buffer(data.data() + off, std::min(script.chunk_bytes, data.size() - off)),
+          asio::use_awaitable);
     }
   }
 
@@ -381,14 +479,16 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
     std::vector<std::string> writes;
     size_t stall_before = SIZE_MAX;  // sleep stall_s before this write
     double stall_s = 0;
-    bool paced = false;              // sleep pace_ms between SSE events
+    bool paced = false;  // sleep pace_ms between SSE events
   };
 
   static Plan whole(int status, const std::string& body, const std::vector<std::string>& extra) {
-    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
-                       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                       "\r\nConnection: close\r\n";
-    for (const auto& h : extra) head += h + "\r\n";
+    std::string head =
+        "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\nConnection: close\r\n";
+    for (const auto& h : extra)
+      head += h + "\r\n";
     return Plan{{head + "\r\n" + body}};
   }
 
@@ -414,12 +514,15 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
 
   Plan plan(const http::request<http::string_body>& req) {
     std::string target(req.target());
-    std::string wire = target == "/v1/messages" ? "anthropic" : target == "/v1/chat/completions" ? "openai" : "unknown";
+    std::string wire = target == "/v1/messages"           ? "anthropic"
+                       : target == "/v1/chat/completions" ? "openai"
+                                                          : "unknown";
     Seen s;
     s.wire = wire;
     for (const auto& f : req) {
       std::string name(f.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       s.headers[name] = std::string(f.value());
     }
     s.body = req.body();
@@ -430,10 +533,14 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
       return whole(404, error_body("anthropic", "not_found_error", "no route " + target), {});
     }
     json body = json::parse(req.body(), nullptr, false);
-    if (body.is_discarded() || !body.is_object() || !body.contains("messages") || !body["messages"].is_array()) {
+    if (body.is_discarded() || !body.is_object() || !body.contains("messages") ||
+        !body["messages"].is_array()) {
       std::lock_guard l(mu);
       seen.push_back(s);
-      return whole(400, error_body(wire, "invalid_request_error", "request body is not JSON with a messages array"), {rid});
+      return whole(400,
+                   error_body(wire, "invalid_request_error",
+                              "request body is not JSON with a messages array"),
+                   {rid});
     }
     size_t turn = 0;
     for (const auto& m : body["messages"]) {
@@ -453,7 +560,8 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
                    {rid});
     }
     const FakeTurn& t = script.turns[turn];
-    const FakeFault* fault = s.attempt < static_cast<int>(t.faults.size()) ? &t.faults[s.attempt] : nullptr;
+    const FakeFault* fault =
+        s.attempt < static_cast<int>(t.faults.size()) ? &t.faults[s.attempt] : nullptr;
 
     Resolved r;
     try {
@@ -464,11 +572,15 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
       }
       if (t.split_text) r.text_chunks = utf8_pieces(r.text, 24);
       for (const auto& c : t.tool_calls) {
-        r.calls.push_back({c.id, c.name, c.arguments_raw ? interpolate(*c.arguments_raw, results)
-                                                         : interpolate_json(c.input, results).dump()});
+        r.calls.push_back({c.id, c.name,
+                           c.arguments_raw ? interpolate(*c.arguments_raw, results)
+                                           : interpolate_json(c.input, results).dump()});
       }
     } catch (const Error& e) {
-      return whole(400, error_body(wire, "invalid_request_error", std::string("fake-llm script: ") + e.what()), {rid});
+      return whole(
+          400,
+          error_body(wire, "invalid_request_error", std::string("fake-llm script: ") + e.what()),
+          {rid});
     }
 
     if (fault && fault->kind == "status") {
@@ -478,8 +590,10 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
         o << *fault->retry_after_s;
         extra.push_back("retry-after: " + o.str());
       }
-      std::string type = fault->error_type.empty() ? default_error_type(wire, fault->status) : fault->error_type;
-      return whole(fault->status, error_body(wire, type, "injected " + std::to_string(fault->status)), extra);
+      std::string type =
+          fault->error_type.empty() ? default_error_type(wire, fault->status) : fault->error_type;
+      return whole(fault->status,
+                   error_body(wire, type, "injected " + std::to_string(fault->status)), extra);
     }
     if (!body.value("stream", false)) {
       if (fault && fault->kind == "error_event") {
@@ -502,12 +616,16 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
 
     bool include_usage = body.contains("stream_options") && body["stream_options"].is_object() &&
                          body["stream_options"].value("include_usage", false);
-    std::vector<std::string> events = wire == "openai" ? openai_events(t, r, turn, script.model, include_usage)
-                                                       : anthropic_events(t, r, turn, script.model);
+    std::vector<std::string> events = wire == "openai"
+                                          ? openai_events(t, r, turn, script.model, include_usage)
+                                          : anthropic_events(t, r, turn, script.model);
     Plan p;
     p.paced = script.pace_ms > 0;
-    p.writes.push_back("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
-                       "Connection: close\r\n" + rid + "\r\n\r\n");
+    p.writes.push_back(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: "
+        "no-cache\r\n"
+        "Connection: close\r\n" +
+        rid + "\r\n\r\n");
     for (size_t i = 0; i < events.size(); ++i) {
       if (fault && static_cast<int>(i) == fault->after_events) {
         if (fault->kind == "truncate") return p;
@@ -519,13 +637,23 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
           std::string type = fault->error_type.empty() ? "overloaded_error" : fault->error_type;
           p.writes.push_back(
               wire == "openai"
-                  ? "data: " + json{{"error", {{"message", "Overloaded"}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}.dump() + "\n\n"
-                  : sse("error", {{"type", "error"}, {"error", {{"type", type}, {"message", "Overloaded"}}}}));
+                  ? "data: " +
+                        json{{"error",
+                              {{"message", "Overloaded"},
+                               {"type", type},
+                               {"param", nullptr},
+                               {"code", nullptr}}}}
+                            .dump() +
+                        "\n\n"
+                  : sse("error", {{"type", "error"},
+                                  {"error", {{"type", type}, {"message", "Overloaded"}}}}));
           return p;
         }
         if (fault->kind == "malformed_json") {
-          p.writes.push_back(wire == "openai" ? "data: {\"id\":\"chatcmpl-broken\",\n\n"
-                                              : "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n");
+          p.writes.push_back(
+              wire == "openai"
+                  ? "data: {\"id\":\"chatcmpl-broken\",\n\n"
+                  : "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n");
         }
       }
       p.writes.push_back(std::move(events[i]));
@@ -537,10 +665,12 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
 FakeServer::FakeServer(FakeScript script, const std::string& listen, int threads)
     : impl_(std::make_shared<Impl>(std::move(script))) {
   size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) throw Error("fake-llm --listen " + quote(listen) + ": expected HOST:PORT");
+  if (colon == std::string::npos)
+    throw Error("fake-llm --listen " + quote(listen) + ": expected HOST:PORT");
   boost::system::error_code ec;
   auto addr = asio::ip::make_address(listen.substr(0, colon), ec);
-  if (ec || !addr.is_loopback()) throw Error("fake-llm --listen " + quote(listen) + ": only a loopback address is allowed");
+  if (ec || !addr.is_loopback())
+    throw Error("fake-llm --listen " + quote(listen) + ": only a loopback address is allowed");
   unsigned long port = std::stoul(listen.substr(colon + 1));
   if (port > 65535) throw Error("fake-llm --listen " + quote(listen) + ": port out of range");
   tcp::endpoint ep(addr, static_cast<unsigned short>(port));
@@ -558,11 +688,16 @@ FakeServer::FakeServer(FakeScript script, const std::string& listen, int threads
 
 FakeServer::~FakeServer() {
   impl_->ioc.stop();
-  for (auto& t : impl_->threads) t.join();
+  for (auto& t : impl_->threads)
+    t.join();
 }
 
-std::string FakeServer::base_url() const { return "http://127.0.0.1:" + std::to_string(port()); }
-unsigned short FakeServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::string FakeServer::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(port());
+}
+unsigned short FakeServer::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
 
 std::vector<FakeServer::Seen> FakeServer::requests() const {
   std::lock_guard l(impl_->mu);

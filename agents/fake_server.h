@@ -15,7 +15,8 @@ namespace kd::agents {
 class FakeServer {
  public:
   // Listens on `listen` ("127.0.0.1:0" picks a free port); refuses non-loopback addresses.
-  explicit FakeServer(FakeScript script, const std::string& listen = "127.0.0.1:0", int threads = 1);
+  explicit FakeServer(FakeScript script, const std::string& listen = "127.0.0.1:0",
+                      int threads = 1);
   ~FakeServer();
   FakeServer(const FakeServer&) = delete;
   FakeServer& operator=(const FakeServer&) = delete;
@@ -25,11 +26,11 @@ class FakeServer {
 
   // What the server received, in arrival order (for tests and debugging).
   struct Seen {
-    std::string wire;  // anthropic | openai | unknown
+    std::string wire;                            // anthropic | openai | unknown
     std::map<std::string, std::string> headers;  // names lower-cased
     std::string body;
     size_t turn = 0;
-    int attempt = 0;   // 0-based attempt of this exact request body
+    int attempt = 0;  // 0-based attempt of this exact request body
   };
   std::vector<Seen> requests() const;
 

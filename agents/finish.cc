@@ -16,13 +16,16 @@ bool is_sha(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-bool no_commit(const std::string& s) { return s.empty() || s == "-" || s == "—" || s == "none" || s == "n/a"; }
+bool no_commit(const std::string& s) {
+  return s.empty() || s == "-" || s == "—" || s == "none" || s == "n/a";
+}
 
 // Verdicts are assigned by kdispatch from receipts; the author reports against the bar only.
 std::vector<std::string> verdict_words(const std::string& text) {
   static const std::regex re(R"(\b(supported|refuted|inconclusive|verdict)\b)", std::regex::icase);
   std::set<std::string> found;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
     std::string w = it->str();
     std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return std::tolower(c); });
     found.insert(w);
@@ -32,7 +35,8 @@ std::vector<std::string> verdict_words(const std::string& text) {
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  for (const auto& s : v)
+    out += (out.empty() ? "" : ", ") + s;
   return out;
 }
 
@@ -42,7 +46,8 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
   std::vector<std::string> p;
   std::string ledger_text = in.value("ledger", "");
   audit::Ledger ledger = audit::parse_ledger(ledger_text);
-  for (const auto& prob : ledger.problems) p.push_back("ledger: " + prob);
+  for (const auto& prob : ledger.problems)
+    p.push_back("ledger: " + prob);
 
   std::set<std::string> plan(ctx.plan_ids.begin(), ctx.plan_ids.end());
   std::set<std::string> in_ledger;
@@ -51,11 +56,14 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
     std::string at = "ledger line " + std::to_string(row.line) + " (" + row.candidate + ")";
     in_ledger.insert(row.candidate);
     if (!plan.empty() && !plan.count(row.candidate)) {
-      p.push_back(at + ": " + row.candidate + " is not a candidate plan item (plan: " + join(ctx.plan_ids) + ")");
+      p.push_back(at + ": " + row.candidate +
+                  " is not a candidate plan item (plan: " + join(ctx.plan_ids) + ")");
     }
     if (!no_commit(row.sha)) {
       if (!is_sha(row.sha)) {
-        p.push_back(at + ": committed SHA \"" + row.sha + "\" is not a hex commit id (7-40 lowercase hex, or - for an attempt that was never committed)");
+        p.push_back(at + ": committed SHA \"" + row.sha +
+                    "\" is not a hex commit id (7-40 lowercase hex, or - for an attempt that was "
+                    "never committed)");
       } else {
         shas.push_back(row.sha);
         if (ctx.commit_exists && !ctx.commit_exists(row.sha)) {
@@ -63,7 +71,8 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
         }
       }
     }
-    if (!row.receipt.empty() && !no_commit(row.receipt) && ctx.receipt_exists && !ctx.receipt_exists(row.receipt)) {
+    if (!row.receipt.empty() && !no_commit(row.receipt) && ctx.receipt_exists &&
+        !ctx.receipt_exists(row.receipt)) {
       p.push_back(at + ": receipt " + row.receipt + " does not exist");
     }
   }
@@ -73,7 +82,8 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
     std::string id = a.value("candidate", "");
     std::string reason = a.value("reason", "");
     if (!plan.empty() && !plan.count(id)) {
-      p.push_back("abandoned: " + id + " is not a candidate plan item (plan: " + join(ctx.plan_ids) + ")");
+      p.push_back("abandoned: " + id +
+                  " is not a candidate plan item (plan: " + join(ctx.plan_ids) + ")");
     }
     abandoned[id] = reason;
   }
@@ -81,14 +91,18 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
   for (const auto& id : ctx.plan_ids) {
     if (in_ledger.count(id)) continue;
     if (abandoned.count(id)) continue;
-    p.push_back("candidate plan item " + id + " has no ledger row and is not listed in abandoned with a reason: run it, or add {\"candidate\":\"" + id + "\",\"reason\":\"...\"} to abandoned");
+    p.push_back("candidate plan item " + id +
+                " has no ledger row and is not listed in abandoned with a reason: run it, or add "
+                "{\"candidate\":\"" +
+                id + "\",\"reason\":\"...\"} to abandoned");
   }
 
   const json fc = in.value("final_candidate", json::object());
   std::string path = fc.value("path", "");
   std::string sha = fc.value("sha", "");
   if (!path.empty() && (path[0] == '/' || path.find("..") != std::string::npos)) {
-    p.push_back("final_candidate.path must be relative to the work dir without \"..\", got \"" + path + "\"");
+    p.push_back("final_candidate.path must be relative to the work dir without \"..\", got \"" +
+                path + "\"");
   }
   if (!is_sha(sha)) {
     p.push_back("final_candidate.sha \"" + sha + "\" is not a hex commit id");
@@ -96,7 +110,8 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
     bool cited = std::any_of(shas.begin(), shas.end(), [&](const std::string& s) {
       return s.rfind(sha, 0) == 0 || sha.rfind(s, 0) == 0;
     });
-    if (!cited) p.push_back("final_candidate.sha " + sha + " is not the committed SHA of any ledger row");
+    if (!cited)
+      p.push_back("final_candidate.sha " + sha + " is not the committed SHA of any ledger row");
   }
 
   std::string prose = ledger_text + "\n" + in.value("mechanism", "");
@@ -104,7 +119,9 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
     if (b.is_string()) prose += "\n" + b.get<std::string>();
   }
   if (auto words = verdict_words(prose); !words.empty()) {
-    p.push_back("verdict language (" + join(words) + ") in the author output: report results against the bar only; verdicts come from verification");
+    p.push_back("verdict language (" + join(words) +
+                ") in the author output: report results against the bar only; verdicts come from "
+                "verification");
   }
   if (ctx.compliance_required && in.value("compliance", "").empty()) {
     p.push_back("compliance: the activity carried constraints; confirm each was obeyed");
@@ -114,7 +131,8 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
 
 std::string finish_rejection(const std::vector<std::string>& problems) {
   std::string msg = "finish rejected; fix these and call finish again:";
-  for (const auto& s : problems) msg += "\n- " + s;
+  for (const auto& s : problems)
+    msg += "\n- " + s;
   return msg;
 }
 

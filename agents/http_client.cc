@@ -25,21 +25,25 @@ void global_init() {
 }
 
 std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+    ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+    --e;
   return std::string(s.substr(b, e - b));
 }
 
 }  // namespace
 
 struct Transfer {
-  Transfer(asio::any_io_executor ex) : done(ex, asio::steady_timer::time_point::max()), deadline(ex) {}
+  Transfer(asio::any_io_executor ex)
+      : done(ex, asio::steady_timer::time_point::max()), deadline(ex) {}
   ~Transfer() {
     if (easy) curl_easy_cleanup(easy);
     if (header_list) curl_slist_free_all(header_list);
@@ -53,6 +57,9 @@ struct Transfer {
   HttpResponse resp;
   asio::steady_timer done;      // cancelled when the transfer completes
   asio::steady_timer deadline;  // first byte, then idle
+  const char* deadline_kind = "timeout_first_byte";
+  std::chrono::milliseconds phase{0};
+  std::chrono::steady_clock::time_point expires_at;
   bool finished = false;
   bool got_byte = false;
   bool too_large = false;
@@ -118,7 +125,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
   }
 
-  void ready(curl_socket_t fd, const std::weak_ptr<Sock>& w, boost::system::error_code ec, int dir) {
+  void ready(curl_socket_t fd, const std::weak_ptr<Sock>& w, boost::system::error_code ec,
+             int dir) {
     auto s = w.lock();
     if (!s || s->removed) return;
     (dir == CURL_CSELECT_IN ? s->reading : s->writing) = false;
@@ -165,7 +173,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                                 (rc == CURLE_OPERATION_TIMEDOUT && !t->got_byte))
                                    ? "connect"
                                    : "transport";
-          t->resp.error = std::string(curl_easy_strerror(rc)) + (t->errbuf[0] ? std::string(": ") + t->errbuf : "");
+          t->resp.error = std::string(curl_easy_strerror(rc)) +
+                          (t->errbuf[0] ? std::string(": ") + t->errbuf : "");
         }
       }
       finish(t);
@@ -181,16 +190,33 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     t->done.cancel();
   }
 
-  void set_deadline(const std::shared_ptr<Transfer>& t, std::chrono::milliseconds d, const char* kind) {
-    t->deadline.expires_after(d);
-    t->deadline.async_wait([self = shared_from_this(), w = std::weak_ptr<Transfer>(t), kind,
-                            ms = d.count()](auto ec) {
+  // Deadlines: a phase (first byte, then idle) sets the timer once; progress only moves
+  // `expires_at`, and an expiring timer re-arms itself while progress has moved it. One clock
+  // read per event instead of a timer cancel and re-wait.
+  void start_phase(const std::shared_ptr<Transfer>& t, std::chrono::milliseconds d,
+                   const char* kind) {
+    t->deadline_kind = kind;
+    t->phase = d;
+    t->expires_at = std::chrono::steady_clock::now() + d;
+    arm_deadline(t);
+  }
+
+  static void touch(Transfer* t) { t->expires_at = std::chrono::steady_clock::now() + t->phase; }
+
+  void arm_deadline(const std::shared_ptr<Transfer>& t) {
+    t->deadline.expires_at(t->expires_at);
+    t->deadline.async_wait([self = shared_from_this(), w = std::weak_ptr<Transfer>(t)](auto ec) {
       auto tr = w.lock();
       if (!tr || ec || tr->finished) return;
-      tr->resp.error_kind = kind;
-      tr->resp.error = std::string(kind == std::string_view("timeout_idle") ? "no progress for "
-                                                                           : "no response byte within ") +
-                       std::to_string(ms) + " ms";
+      if (std::chrono::steady_clock::now() < tr->expires_at) {
+        self->arm_deadline(tr);
+        return;
+      }
+      tr->resp.error_kind = tr->deadline_kind;
+      tr->resp.error = std::string(tr->deadline_kind == std::string_view("timeout_idle")
+                                       ? "no progress for "
+                                       : "no response byte within ") +
+                       std::to_string(tr->phase.count()) + " ms";
       self->finish(tr);
     });
   }
@@ -205,7 +231,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
     if (!t->got_byte) {
       t->got_byte = true;
-      if (auto sp = t->self.lock()) t->owner->set_deadline(sp, t->req.idle_timeout, "timeout_idle");
+      if (auto sp = t->self.lock()) t->owner->start_phase(sp, t->req.idle_timeout, "timeout_idle");
     }
     return size * n;
   }
@@ -225,9 +251,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       t->resp.body.append(bytes);
       progressed = true;
     }
-    if (progressed || !t->got_byte) {
+    if (!t->got_byte) {
       t->got_byte = true;
-      if (auto sp = t->self.lock()) t->owner->set_deadline(sp, t->req.idle_timeout, "timeout_idle");
+      if (auto sp = t->self.lock()) t->owner->start_phase(sp, t->req.idle_timeout, "timeout_idle");
+    } else if (progressed) {
+      touch(t);
     }
     return size * n;
   }
@@ -253,7 +281,8 @@ HttpClient::~HttpClient() {
     t->done.cancel();
   }
   impl_->transfers.clear();
-  for (auto& [fd, s] : impl_->socks) s->removed = true;
+  for (auto& [fd, s] : impl_->socks)
+    s->removed = true;
   impl_->socks.clear();
   impl_->timer.cancel();
 }
@@ -266,7 +295,8 @@ asio::awaitable<HttpResponse> HttpClient::perform(HttpRequest request, DataSink 
   t->sink = std::move(sink);
   t->easy = curl_easy_init();
   if (!t->easy) throw Error("curl_easy_init: failed");
-  for (const auto& h : t->req.headers) t->header_list = curl_slist_append(t->header_list, h.c_str());
+  for (const auto& h : t->req.headers)
+    t->header_list = curl_slist_append(t->header_list, h.c_str());
   CURL* e = t->easy;
   curl_easy_setopt(e, CURLOPT_URL, t->req.url.c_str());
   curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
@@ -287,10 +317,11 @@ asio::awaitable<HttpResponse> HttpClient::perform(HttpRequest request, DataSink 
   curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
 
   impl_->transfers[e] = t;
-  impl_->set_deadline(t, t->req.connect_timeout + t->req.first_byte_timeout, "timeout_first_byte");
+  impl_->start_phase(t, t->req.connect_timeout + t->req.first_byte_timeout, "timeout_first_byte");
   if (CURLMcode mc = curl_multi_add_handle(impl_->multi, e); mc != CURLM_OK) {
     impl_->transfers.erase(e);
-    throw Error(std::string("curl_multi_add_handle(") + t->req.url + "): " + curl_multi_strerror(mc));
+    throw Error(std::string("curl_multi_add_handle(") + t->req.url +
+                "): " + curl_multi_strerror(mc));
   }
   if (!t->finished) {
     boost::system::error_code ec;

@@ -4,8 +4,6 @@
 // no_proxy), which libcurl reads itself.
 #pragma once
 
-#include "agents/asio.h"
-
 #include <chrono>
 #include <functional>
 #include <map>
@@ -13,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "agents/asio.h"
 
 namespace kd::agents {
 

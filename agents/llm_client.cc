@@ -20,7 +20,8 @@ struct LlmClient::Attempt {
 };
 
 std::chrono::milliseconds backoff_delay(const RetryPolicy& p, int n, double u01) {
-  double ms = std::min(static_cast<double>(p.base.count()) * std::pow(2.0, n), static_cast<double>(p.cap.count()));
+  double ms = std::min(static_cast<double>(p.base.count()) * std::pow(2.0, n),
+                       static_cast<double>(p.cap.count()));
   return std::chrono::milliseconds(static_cast<long>(ms * (1.0 - 0.25 * u01)));
 }
 
@@ -52,14 +53,16 @@ LlmClient::LlmClient(HttpClient& http, Endpoint endpoint, RetryPolicy retry, Tim
       timeouts_(timeouts),
       provider_(endpoint_.wire == "openai" ? make_openai_provider() : make_anthropic_provider()),
       rng_(std::random_device{}()) {
-  while (!endpoint_.base_url.empty() && endpoint_.base_url.back() == '/') endpoint_.base_url.pop_back();
+  while (!endpoint_.base_url.empty() && endpoint_.base_url.back() == '/')
+    endpoint_.base_url.pop_back();
   // An OpenAI-compatible base URL given with its /v1 suffix still gets one /v1.
   if (endpoint_.base_url.size() >= 3 && endpoint_.base_url.ends_with("/v1")) {
     endpoint_.base_url.resize(endpoint_.base_url.size() - 3);
   }
 }
 
-asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body, const CallHooks& hooks) {
+asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body,
+                                                       const CallHooks& hooks) {
   HttpRequest req;
   req.url = endpoint_.base_url + provider_->path();
   req.headers = provider_->headers(endpoint_.key);
@@ -130,7 +133,7 @@ asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body, 
     }
     try {
       a.turn = provider_->parse_response(j);
-      a.turn->request_id = resp.headers.count("request-id") ? resp.headers["request-id"]
+      a.turn->request_id = resp.headers.count("request-id")     ? resp.headers["request-id"]
                            : resp.headers.count("x-request-id") ? resp.headers["x-request-id"]
                                                                 : a.turn->request_id;
     } catch (const ProtocolError& e) {
@@ -143,7 +146,8 @@ asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body, 
   parser->finish();
   if (asm_->failure()) {
     const StreamFailure& f = *asm_->failure();
-    a.cause = f.kind == "error_event" ? "error_event" + (f.type.empty() ? "" : ":" + f.type) : "malformed_stream";
+    a.cause = f.kind == "error_event" ? "error_event" + (f.type.empty() ? "" : ":" + f.type)
+                                      : "malformed_stream";
     a.detail = f.message;
     a.retryable = true;
     co_return a;
@@ -155,15 +159,19 @@ asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body, 
     co_return a;
   }
   a.turn = asm_->take();
-  if (auto it = resp.headers.find("request-id"); it != resp.headers.end()) a.turn->request_id = it->second;
-  if (auto it = resp.headers.find("x-request-id"); it != resp.headers.end()) a.turn->request_id = it->second;
+  if (auto it = resp.headers.find("request-id"); it != resp.headers.end())
+    a.turn->request_id = it->second;
+  if (auto it = resp.headers.find("x-request-id"); it != resp.headers.end())
+    a.turn->request_id = it->second;
   co_return a;
 }
 
-asio::awaitable<AssistantTurn> LlmClient::complete(const Conversation& conv, const std::vector<ToolSpec>& tools,
+asio::awaitable<AssistantTurn> LlmClient::complete(const Conversation& conv,
+                                                   const std::vector<ToolSpec>& tools,
                                                    const CallHooks& hooks,
                                                    std::chrono::steady_clock::time_point deadline) {
-  json body = provider_->request_body(conv, tools, endpoint_.model, endpoint_.max_tokens, endpoint_.stream);
+  json body =
+      provider_->request_body(conv, tools, endpoint_.model, endpoint_.max_tokens, endpoint_.stream);
   std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
   for (int n = 0;; ++n) {
@@ -178,8 +186,9 @@ asio::awaitable<AssistantTurn> LlmClient::complete(const Conversation& conv, con
     std::chrono::milliseconds delay = backoff_delay(retry_, n, u01(rng_));
     if (a.server_delay) {
       if (*a.server_delay > retry_.max_retry_after) {
-        throw ProviderGaveUp("provider:retry_after_too_long:" + a.cause,
-                             "server asked to wait " + std::to_string(a.server_delay->count()) + " ms");
+        throw ProviderGaveUp(
+            "provider:retry_after_too_long:" + a.cause,
+            "server asked to wait " + std::to_string(a.server_delay->count()) + " ms");
       }
       delay = std::max(delay, *a.server_delay);
     }

@@ -1,8 +1,6 @@
 // One model endpoint and the single retry loop every request goes through.
 #pragma once
 
-#include "agents/asio.h"
-
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -11,14 +9,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "agents/asio.h"
 #include "agents/http_client.h"
 #include "agents/provider.h"
 
 namespace kd::agents {
 
 struct RetryPolicy {
-  int max_attempts = 6;                        // attempts per turn, first included
-  std::chrono::milliseconds base{500};         // delay = min(base * 2^n, cap) * (1 - 0.25 U)
+  int max_attempts = 6;                 // attempts per turn, first included
+  std::chrono::milliseconds base{500};  // delay = min(base * 2^n, cap) * (1 - 0.25 U)
   std::chrono::milliseconds cap{8'000};
   std::chrono::milliseconds max_retry_after{60'000};  // a longer retry-after gives up
 };
@@ -88,6 +87,7 @@ class LlmClient {
 std::chrono::milliseconds backoff_delay(const RetryPolicy& p, int n, double u01);
 
 // Parses retry-after-ms / retry-after (seconds or HTTP-date) from lower-cased headers.
-std::optional<std::chrono::milliseconds> retry_after(const std::map<std::string, std::string>& headers);
+std::optional<std::chrono::milliseconds> retry_after(
+    const std::map<std::string, std::string>& headers);
 
 }  // namespace kd::agents

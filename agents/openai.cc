@@ -151,9 +151,10 @@ class OpenAI : public Provider {
     if (!tools.empty()) {
       json t = json::array();
       for (const auto& s : tools) {
-        t.push_back({{"type", "function"},
-                     {"function",
-                      {{"name", s.name}, {"description", s.description}, {"parameters", s.input_schema}}}});
+        t.push_back(
+            {{"type", "function"},
+             {"function",
+              {{"name", s.name}, {"description", s.description}, {"parameters", s.input_schema}}}});
       }
       body["tools"] = std::move(t);
       body["tool_choice"] = "auto";
@@ -200,6 +201,8 @@ class OpenAI : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> make_openai_provider() { return std::make_unique<OpenAI>(); }
+std::unique_ptr<Provider> make_openai_provider() {
+  return std::make_unique<OpenAI>();
+}
 
 }  // namespace kd::agents

@@ -23,8 +23,8 @@ class ProtocolError : public std::runtime_error {
 
 // What went wrong inside a stream that had started with HTTP 200.
 struct StreamFailure {
-  std::string kind;     // "error_event" | "malformed" | "protocol"
-  std::string type;     // provider error type for error events (overloaded_error, ...)
+  std::string kind;  // "error_event" | "malformed" | "protocol"
+  std::string type;  // provider error type for error events (overloaded_error, ...)
   std::string message;
 };
 
@@ -56,7 +56,7 @@ class StreamAssembler {
 };
 
 struct ErrorBody {
-  std::string type;     // error.type / error.code
+  std::string type;  // error.type / error.code
   std::string message;
 };
 

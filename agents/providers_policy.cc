@@ -27,7 +27,8 @@ ProvidersPolicy ProvidersPolicy::load(const std::filesystem::path& path) {
   json j = json::parse(read_file(path), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(where + ": not a JSON object");
   ProvidersPolicy p;
-  if (!j.contains("providers") || !j["providers"].is_object()) throw Error(where + ": no \"providers\" object");
+  if (!j.contains("providers") || !j["providers"].is_object())
+    throw Error(where + ": no \"providers\" object");
   for (auto& [name, e] : j["providers"].items()) {
     auto field = [&](const char* k) {
       if (!e.is_object() || !e.contains(k) || !e[k].is_string()) {
@@ -37,7 +38,8 @@ ProvidersPolicy ProvidersPolicy::load(const std::filesystem::path& path) {
     };
     ProviderEntry pe{field("wire"), field("base_url"), field("key_env"), field("default_model")};
     if (pe.wire != "anthropic" && pe.wire != "openai") {
-      throw Error(where + ": providers." + name + ".wire must be anthropic or openai, not " + quote(pe.wire));
+      throw Error(where + ": providers." + name + ".wire must be anthropic or openai, not " +
+                  quote(pe.wire));
     }
     p.providers[name] = std::move(pe);
   }
@@ -69,7 +71,8 @@ const ProviderEntry& ProvidersPolicy::provider(const std::string& name) const {
   auto it = providers.find(name);
   if (it == providers.end()) {
     std::string known;
-    for (const auto& [n, e] : providers) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& [n, e] : providers)
+      known += (known.empty() ? "" : ", ") + n;
     throw Error("unknown provider " + quote(name) + " (known: " + known + ")");
   }
   return it->second;

@@ -37,7 +37,9 @@ ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy)
 
 namespace {
 
-long estimate_tokens(size_t bytes) { return static_cast<long>(bytes / 4 + 1); }
+long estimate_tokens(size_t bytes) {
+  return static_cast<long>(bytes / 4 + 1);
+}
 
 json call_record(const ToolCall& c) {
   json d = {{"id", c.id}, {"name", c.name}, {"input", c.input}};
@@ -50,12 +52,15 @@ json call_record(const ToolCall& c) {
 asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, HttpClient& http,
                                            const ModelHandle& model, asio::thread_pool& tool_pool) {
   if (cfg.budgets.max_cost_usd > 0 && !model.price) {
-    throw Error("no price for model " + quote(model.endpoint.model) +
-                " in policies/providers.json: add one, or run without a cost budget (max_cost_usd 0)");
+    throw Error(
+        "no price for model " + quote(model.endpoint.model) +
+        " in policies/providers.json: add one, or run without a cost budget (max_cost_usd 0)");
   }
   TranscriptWriter tw(cfg.transcript_dir, cfg.session_id, cfg.role);
   json header = cfg.header;
-  header["model"] = {{"provider", model.provider}, {"name", model.endpoint.model}, {"base_url", model.endpoint.base_url}};
+  header["model"] = {{"provider", model.provider},
+                     {"name", model.endpoint.model},
+                     {"base_url", model.endpoint.base_url}};
   tw.append("header", header);
 
   LlmClient client(http, model.endpoint, cfg.retry, cfg.timeouts);
@@ -65,13 +70,15 @@ asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, Ht
 
   SessionResult res;
   auto start = std::chrono::steady_clock::now();
-  auto deadline = start + std::chrono::milliseconds(static_cast<long>(cfg.budgets.max_wall_s * 1000));
+  auto deadline =
+      start + std::chrono::milliseconds(static_cast<long>(cfg.budgets.max_wall_s * 1000));
   int nudges = 0;
 
   auto over_budget = [&]() -> std::string {
     if (res.turns >= cfg.budgets.max_turns) return "budget:turns";
     if (res.input_tokens + res.output_tokens >= cfg.budgets.max_tokens) return "budget:tokens";
-    if (cfg.budgets.max_cost_usd > 0 && res.cost_usd >= cfg.budgets.max_cost_usd) return "budget:cost";
+    if (cfg.budgets.max_cost_usd > 0 && res.cost_usd >= cfg.budgets.max_cost_usd)
+      return "budget:cost";
     if (std::chrono::steady_clock::now() >= deadline) return "budget:wall_time";
     if (res.tool_calls >= cfg.budgets.max_tool_calls) return "budget:tool_calls";
     return "";
@@ -79,12 +86,17 @@ asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, Ht
 
   int turn_no = 0;
   CallHooks hooks;
+  hooks.on_text = cfg.on_text;
   hooks.on_request = [&](int attempt, const json& body) {
-    tw.append("request", {{"turn", turn_no}, {"attempt", attempt}, {"provider", model.endpoint.wire}, {"body", body}});
+    tw.append("request", {{"turn", turn_no},
+                          {"attempt", attempt},
+                          {"provider", model.endpoint.wire},
+                          {"body", body}});
   };
   hooks.on_retry = [&](int attempt, const std::string& cause, double delay_s) {
-    tw.append("note", {{"text", "attempt " + std::to_string(attempt) + " of turn " + std::to_string(turn_no) +
-                                    " failed (" + cause + "); retrying from the last complete turn in " +
+    tw.append("note", {{"text", "attempt " + std::to_string(attempt) + " of turn " +
+                                    std::to_string(turn_no) + " failed (" + cause +
+                                    "); retrying from the last complete turn in " +
                                     std::to_string(delay_s) + " s"}});
   };
 
@@ -106,23 +118,30 @@ asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, Ht
     if (!turn.usage.reported) {
       res.usage_estimated = true;
       size_t out = turn.text.size();
-      for (const auto& c : turn.tool_calls) out += c.input_raw.size();
-      turn.usage.input_tokens = estimate_tokens(client.provider().request_body(conv, cfg.tools, model.endpoint.model,
-                                                                               model.endpoint.max_tokens, false).dump().size());
+      for (const auto& c : turn.tool_calls)
+        out += c.input_raw.size();
+      turn.usage.input_tokens = estimate_tokens(
+          client.provider()
+              .request_body(conv, cfg.tools, model.endpoint.model, model.endpoint.max_tokens, false)
+              .dump()
+              .size());
       turn.usage.output_tokens = estimate_tokens(out);
     }
     res.input_tokens += turn.usage.input_tokens;
     res.output_tokens += turn.usage.output_tokens;
-    if (model.price) res.cost_usd += cost_usd(*model.price, turn.usage.input_tokens, turn.usage.output_tokens);
+    if (model.price)
+      res.cost_usd += cost_usd(*model.price, turn.usage.input_tokens, turn.usage.output_tokens);
     json calls = json::array();
-    for (const auto& c : turn.tool_calls) calls.push_back(call_record(c));
+    for (const auto& c : turn.tool_calls)
+      calls.push_back(call_record(c));
     tw.append("response", {{"turn", turn_no},
                            {"text", turn.text},
                            {"tool_calls", calls},
                            {"stop_reason", turn.stop_reason},
-                           {"usage", {{"input_tokens", turn.usage.input_tokens},
-                                      {"output_tokens", turn.usage.output_tokens},
-                                      {"reported", turn.usage.reported}}},
+                           {"usage",
+                            {{"input_tokens", turn.usage.input_tokens},
+                             {"output_tokens", turn.usage.output_tokens},
+                             {"reported", turn.usage.reported}}},
                            {"request_id", turn.request_id}});
     conv.messages.push_back({Message::Kind::assistant, {}, turn, {}});
 
@@ -132,7 +151,9 @@ asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, Ht
         break;
       }
       ++nudges;
-      std::string nudge = "Your turn ended without a tool call. Continue with the tools, or call finish with the output contract.";
+      std::string nudge =
+          "Your turn ended without a tool call. Continue with the tools, or call finish with the "
+          "output contract.";
       tw.append("note", {{"text", "nudge " + std::to_string(nudges) + ": " + nudge}});
       conv.messages.push_back({Message::Kind::user, nudge, {}, {}});
       continue;
@@ -156,11 +177,13 @@ asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, Ht
         ++res.tool_calls;
         try {
           out = co_await asio::co_spawn(
-              tool_pool, [&host, &call]() -> asio::awaitable<ToolOutcome> { co_return host.call(call); },
+              tool_pool,
+              [&host, &call]() -> asio::awaitable<ToolOutcome> { co_return host.call(call); },
               asio::use_awaitable);
         } catch (const std::exception& e) {
           out = {std::string("the tool host failed: ") + e.what(), true};
-          tw.append("note", {{"text", "tool " + call.name + " (" + call.id + ") raised: " + e.what()}});
+          tw.append("note",
+                    {{"text", "tool " + call.name + " (" + call.id + ") raised: " + e.what()}});
         }
         if (call.name == "finish" && !out.is_error) {
           res.finish = call.input;

@@ -5,6 +5,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -77,10 +78,12 @@ struct SessionConfig {
   Budgets budgets;
   std::filesystem::path transcript_dir;
   nlohmann::json header = nlohmann::json::object();  // docs/transcripts.md header fields
-  FinishContext finish;         // candidate plan ids and the checks of finish
+  FinishContext finish;                              // candidate plan ids and the checks of finish
   RetryPolicy retry;
   Timeouts timeouts;
   int max_nudges = 2;  // turns without tool calls answered with a reminder before giving up
+  // Streamed assistant text as it arrives (supervised sessions show it to the person).
+  std::function<void(std::string_view)> on_text;
 };
 
 struct SessionResult {
@@ -98,7 +101,8 @@ struct SessionResult {
 // Runs the session to its end. Throws kd::Error only for problems of the caller's making
 // (transcript directory unusable, cost budget without a price); everything the model or the
 // provider does ends the session with a named reason.
-boost::asio::awaitable<SessionResult> run_session(SessionConfig config, ToolHost& host, HttpClient& http,
-                                                  const ModelHandle& model, boost::asio::thread_pool& tool_pool);
+boost::asio::awaitable<SessionResult> run_session(SessionConfig config, ToolHost& host,
+                                                  HttpClient& http, const ModelHandle& model,
+                                                  boost::asio::thread_pool& tool_pool);
 
 }  // namespace kd::agents

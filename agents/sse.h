@@ -29,9 +29,9 @@ class SseParser {
   void dispatch();
 
   Sink sink_;
-  std::string partial_;     // bytes of an unfinished line
-  bool pending_cr_ = false; // the last chunk ended in '\r'; a following '\n' belongs to it
-  bool started_ = false;    // BOM check done
+  std::string partial_;      // bytes of an unfinished line
+  bool pending_cr_ = false;  // the last chunk ended in '\r'; a following '\n' belongs to it
+  bool started_ = false;     // BOM check done
   std::string event_;
   std::string data_;
   bool has_data_ = false;

@@ -5,7 +5,9 @@ namespace {
 
 using json = nlohmann::json;
 
-json str(const char* description) { return {{"type", "string"}, {"description", description}, {"minLength", 1}}; }
+json str(const char* description) {
+  return {{"type", "string"}, {"description", description}, {"minLength", 1}};
+}
 
 json object(json properties, std::vector<std::string> required) {
   return {{"type", "object"},
@@ -18,92 +20,130 @@ std::vector<ToolSpec> build() {
   json command = {{"type", "array"},
                   {"items", {{"type", "string"}}},
                   {"minItems", 1},
-                  {"description", "argv: program then arguments; no shell unless you call one (e.g. [\"bash\", \"-lc\", \"...\"])"}};
-  json timeout = {{"type", "integer"}, {"minimum", 1}, {"maximum", 3600},
+                  {"description",
+                   "argv: program then arguments; no shell unless you call one (e.g. [\"bash\", "
+                   "\"-lc\", \"...\"])"}};
+  json timeout = {{"type", "integer"},
+                  {"minimum", 1},
+                  {"maximum", 3600},
                   {"description", "wall-clock limit in seconds (default 600)"}};
-  json cwd = {{"type", "string"}, {"description", "working directory relative to the work dir (default: the work dir)"}};
+  json cwd = {
+      {"type", "string"},
+      {"description", "working directory relative to the work dir (default: the work dir)"}};
   return {
       {"read_file",
-       "Read a text file. Paths are relative to the work dir (absolute paths inside it are accepted). "
+       "Read a text file. Paths are relative to the work dir (absolute paths inside it are "
+       "accepted). "
        "No-peek paths and anything outside the readable tree are refused.",
        object({{"path", str("file to read")},
-               {"offset", {{"type", "integer"}, {"minimum", 0}, {"description", "byte offset to start at"}}},
-               {"limit", {{"type", "integer"}, {"minimum", 1}, {"description", "maximum bytes to return"}}}},
+               {"offset",
+                {{"type", "integer"}, {"minimum", 0}, {"description", "byte offset to start at"}}},
+               {"limit",
+                {{"type", "integer"}, {"minimum", 1}, {"description", "maximum bytes to return"}}}},
               {"path"})},
       {"list_dir", "List a directory's entries (name, type, size).",
        object({{"path", str("directory to list; \".\" is the work dir")}}, {"path"})},
       {"write_file",
-       "Create or replace a file inside the work dir with the given content. The reference module and "
+       "Create or replace a file inside the work dir with the given content. The reference module "
+       "and "
        "anything outside the work dir cannot be written.",
-       object({{"path", str("file to write")}, {"content", {{"type", "string"}, {"description", "the whole new content"}}}},
+       object({{"path", str("file to write")},
+               {"content", {{"type", "string"}, {"description", "the whole new content"}}}},
               {"path", "content"})},
       {"edit_file",
-       "Replace one exact occurrence of old_text with new_text in a file inside the work dir. old_text must "
+       "Replace one exact occurrence of old_text with new_text in a file inside the work dir. "
+       "old_text must "
        "occur exactly once (add surrounding lines to make it unique).",
        object({{"path", str("file to edit")},
                {"old_text", str("text to find; must occur exactly once")},
                {"new_text", {{"type", "string"}, {"description", "replacement text"}}}},
               {"path", "old_text", "new_text"})},
       {"run",
-       "Run a command in the sandbox without the chip (CPU only: interpret-mode parity, lint, unit tests). "
+       "Run a command in the sandbox without the chip (CPU only: interpret-mode parity, lint, unit "
+       "tests). "
        "Returns exit code, stdout and stderr.",
        object({{"command", command}, {"cwd", cwd}, {"timeout_s", timeout}}, {"command"})},
       {"run_on_chip",
-       "Run a command with the assigned chip visible, holding the chip lock for this call only. Use it for "
+       "Run a command with the assigned chip visible, holding the chip lock for this call only. "
+       "Use it for "
        "on-device parity and author-side timing; save kgate receipts under the artifact dir.",
        object({{"command", command}, {"cwd", cwd}, {"timeout_s", timeout}}, {"command"})},
       {"git_diff", "Show the uncommitted changes of the work dir, or of one path.",
-       object({{"path", {{"type", "string"}, {"description", "limit the diff to this path"}}}}, {})},
+       object({{"path", {{"type", "string"}, {"description", "limit the diff to this path"}}}},
+              {})},
       {"commit",
-       "Commit the listed files (or all changes) of the work dir: one commit per candidate that ran on the chip. "
-       "The message subject must match cand<N>(<family> v<NNN>): <what> — <result>. Returns the commit SHA.",
+       "Commit the listed files (or all changes) of the work dir: one commit per candidate that "
+       "ran on the chip. "
+       "The message subject must match cand<N>(<family> v<NNN>): <what> — <result>. Returns the "
+       "commit SHA.",
        object({{"message", str("commit message; subject line in the grammar above")},
-               {"paths", {{"type", "array"}, {"items", {{"type", "string"}}},
-                          {"description", "files to include; all changes when omitted"}}}},
+               {"paths",
+                {{"type", "array"},
+                 {"items", {{"type", "string"}}},
+                 {"description", "files to include; all changes when omitted"}}}},
               {"message"})},
       {"finish",
-       "End the authoring phase with the output contract. Rejected with the list of problems when the ledger "
+       "End the authoring phase with the output contract. Rejected with the list of problems when "
+       "the ledger "
        "is malformed or the candidate plan is not covered; fix them and call finish again.",
        object({{"ledger",
                 str("the candidate ledger: first line `loaded: [<sections read>]`, then the table "
-                    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs naive "
+                    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms "
+                    "(author-side) | vs naive "
                     "| receipt | why kept/rejected | with one row per attempt, failures included")},
                {"final_candidate",
                 object({{"path", str("path of the final candidate under the work dir")},
                         {"sha", str("its commit SHA (40 hex digits)")}},
                        {"path", "sha"})},
-               {"mechanism", str("one paragraph: what the final candidate does differently and why that attacks the "
+               {"mechanism", str("one paragraph: what the final candidate does differently and why "
+                                 "that attacks the "
                                  "diagnosed bound; only mechanisms actually implemented")},
-               {"escalations", {{"type", "array"},
-                                {"items", object({{"what", str("escalation or knowledge purchase")},
-                                                  {"why", str("reason")},
-                                                  {"minutes", {{"type", "number"}, {"minimum", 0}}}},
-                                                 {"what", "why", "minutes"})},
-                                {"description", "escalations and knowledge purchases; [] when none"}}},
-               {"blockers", {{"type", "array"}, {"items", {{"type", "string"}}},
-                             {"description", "what the stop rule cut off, discrepancies with the diagnosis; [] when none"}}},
-               {"abandoned", {{"type", "array"},
-                              {"items", object({{"candidate", str("plan item id, candN")}, {"reason", str("why it was not run")}},
-                                               {"candidate", "reason"})},
-                              {"description", "plan items not run, each with its reason"}}},
-               {"compliance", {{"type", "string"},
-                               {"description", "confirmation that each activity constraint (e.g. no-peek) was obeyed; "
-                                               "empty when the activity carried none"}}}},
+               {"escalations",
+                {{"type", "array"},
+                 {"items", object({{"what", str("escalation or knowledge purchase")},
+                                   {"why", str("reason")},
+                                   {"minutes", {{"type", "number"}, {"minimum", 0}}}},
+                                  {"what", "why", "minutes"})},
+                 {"description", "escalations and knowledge purchases; [] when none"}}},
+               {"blockers",
+                {{"type", "array"},
+                 {"items", {{"type", "string"}}},
+                 {"description",
+                  "what the stop rule cut off, discrepancies with the diagnosis; [] when none"}}},
+               {"abandoned",
+                {{"type", "array"},
+                 {"items", object({{"candidate", str("plan item id, candN")},
+                                   {"reason", str("why it was not run")}},
+                                  {"candidate", "reason"})},
+                 {"description", "plan items not run, each with its reason"}}},
+               {"compliance",
+                {{"type", "string"},
+                 {"description",
+                  "confirmation that each activity constraint (e.g. no-peek) was obeyed; "
+                  "empty when the activity carried none"}}}},
               {"ledger", "final_candidate", "mechanism", "escalations", "blockers", "compliance"})},
   };
 }
 
 std::string type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "value";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    default:
+      return "value";
   }
 }
 
@@ -117,14 +157,17 @@ bool type_ok(const std::string& want, const json& v) {
   return true;
 }
 
-void check(const json& schema, const json& v, const std::string& at, std::vector<std::string>& errs) {
+void check(const json& schema, const json& v, const std::string& at,
+           std::vector<std::string>& errs) {
   std::string want = schema.value("type", "");
   if (!want.empty() && !type_ok(want, v)) {
-    errs.push_back(at + " must be " + (want == "array" || want == "object" || want == "integer" ? "an " : "a ") +
+    errs.push_back(at + " must be " +
+                   (want == "array" || want == "object" || want == "integer" ? "an " : "a ") +
                    want + ", got " + type_name(v));
     return;
   }
-  if (v.is_string() && schema.contains("minLength") && v.get_ref<const std::string&>().size() < schema["minLength"].get<size_t>()) {
+  if (v.is_string() && schema.contains("minLength") &&
+      v.get_ref<const std::string&>().size() < schema["minLength"].get<size_t>()) {
     errs.push_back(at + " must not be empty");
   }
   if (v.is_number()) {
@@ -140,20 +183,23 @@ void check(const json& schema, const json& v, const std::string& at, std::vector
       errs.push_back(at + " needs at least " + schema["minItems"].dump() + " item(s)");
     }
     if (schema.contains("items")) {
-      for (size_t i = 0; i < v.size(); ++i) check(schema["items"], v[i], at + "[" + std::to_string(i) + "]", errs);
+      for (size_t i = 0; i < v.size(); ++i)
+        check(schema["items"], v[i], at + "[" + std::to_string(i) + "]", errs);
     }
   }
   if (v.is_object() && schema.contains("properties")) {
     const json& props = schema["properties"];
     for (const auto& r : schema.value("required", json::array())) {
-      if (!v.contains(r.get<std::string>())) errs.push_back(at + (at.empty() ? "" : ".") + r.get<std::string>() + " is required");
+      if (!v.contains(r.get<std::string>()))
+        errs.push_back(at + (at.empty() ? "" : ".") + r.get<std::string>() + " is required");
     }
     for (auto& [k, val] : v.items()) {
       std::string where = at + (at.empty() ? "" : ".") + k;
       if (!props.contains(k)) {
         if (schema.value("additionalProperties", true) == false) {
           std::string known;
-          for (auto& [pk, pv] : props.items()) known += (known.empty() ? "" : ", ") + pk;
+          for (auto& [pk, pv] : props.items())
+            known += (known.empty() ? "" : ", ") + pk;
           errs.push_back(where + " is not an argument of this tool (arguments: " + known + ")");
         }
         continue;
@@ -181,18 +227,21 @@ std::optional<std::string> validate_call(const std::vector<ToolSpec>& tools, con
   const ToolSpec* spec = find_tool(tools, call.name);
   if (!spec) {
     std::string known;
-    for (const auto& t : tools) known += (known.empty() ? "" : ", ") + t.name;
+    for (const auto& t : tools)
+      known += (known.empty() ? "" : ", ") + t.name;
     return "unknown tool " + call.name + "; the tools are: " + known;
   }
   if (!call.input_is_json) {
-    return "the arguments of " + call.name + " are not a JSON object: " + call.input_raw.substr(0, 200) +
+    return "the arguments of " + call.name +
+           " are not a JSON object: " + call.input_raw.substr(0, 200) +
            " — send the arguments as one JSON object matching the tool's schema";
   }
   std::vector<std::string> errs;
   check(spec->input_schema, call.input, "", errs);
   if (errs.empty()) return std::nullopt;
   std::string msg = "invalid arguments for " + call.name + ":";
-  for (const auto& e : errs) msg += "\n- " + e;
+  for (const auto& e : errs)
+    msg += "\n- " + e;
   return msg;
 }
 

@@ -32,19 +32,24 @@ void replace_all(std::string& s, const std::string& what) {
 std::string utc_now_rfc3339() {
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);
-  long ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  long ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   return buf;
 }
 
 TranscriptWriter::TranscriptWriter(std::filesystem::path dir, std::string session, std::string role,
                                    std::vector<std::string> secrets)
-    : dir_(std::move(dir)), session_(std::move(session)), role_(std::move(role)), secrets_(std::move(secrets)) {
-  for (auto& k : known_secrets()) secrets_.push_back(k);
+    : dir_(std::move(dir)),
+      session_(std::move(session)),
+      role_(std::move(role)),
+      secrets_(std::move(secrets)) {
+  for (auto& k : known_secrets())
+    secrets_.push_back(k);
   for (char** e = environ; *e; ++e) {
     std::string_view kv(*e);
     size_t eq = kv.find('=');
@@ -53,7 +58,8 @@ TranscriptWriter::TranscriptWriter(std::filesystem::path dir, std::string sessio
   }
   std::erase_if(secrets_, [](const std::string& s) { return s.size() < kMinSecretLength; });
   // Longest first, so a secret containing another is replaced whole.
-  std::sort(secrets_.begin(), secrets_.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::sort(secrets_.begin(), secrets_.end(),
+            [](const auto& a, const auto& b) { return a.size() > b.size(); });
 
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
@@ -71,9 +77,11 @@ TranscriptWriter::~TranscriptWriter() {
 void TranscriptWriter::redact(nlohmann::json& j) const {
   if (j.is_string()) {
     std::string& s = j.get_ref<std::string&>();
-    for (const auto& secret : secrets_) replace_all(s, secret);
+    for (const auto& secret : secrets_)
+      replace_all(s, secret);
   } else if (j.is_array() || j.is_object()) {
-    for (auto& v : j) redact(v);
+    for (auto& v : j)
+      redact(v);
   }
 }
 
@@ -98,7 +106,12 @@ std::string TranscriptWriter::append(const std::string& type, nlohmann::json dat
   store_large(data, "content");
   store_large(data, "body");
   // Tool output may hold invalid UTF-8; it is replaced (U+FFFD) rather than failing the record.
-  ChainRecord r{seq_, head_, utc_now_rfc3339(), session_, role_, type,
+  ChainRecord r{seq_,
+                head_,
+                utc_now_rfc3339(),
+                session_,
+                role_,
+                type,
                 data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   std::string hash;
   std::string line = seal_chain_line(r, &hash);

@@ -19,15 +19,15 @@ struct ToolSpec {
 struct ToolCall {
   std::string id;
   std::string name;
-  nlohmann::json input;    // parsed arguments; {} when they were not JSON
-  std::string input_raw;   // the arguments exactly as the model sent them
+  nlohmann::json input;   // parsed arguments; {} when they were not JSON
+  std::string input_raw;  // the arguments exactly as the model sent them
   bool input_is_json = true;
 };
 
 struct Usage {
-  long input_tokens = 0;   // includes cache creation/read tokens where the provider splits them
+  long input_tokens = 0;  // includes cache creation/read tokens where the provider splits them
   long output_tokens = 0;
-  bool reported = false;   // false: the provider sent no usage; counts are estimates
+  bool reported = false;  // false: the provider sent no usage; counts are estimates
 };
 
 // One assistant turn, whatever the wire format.

@@ -1,4 +1,5 @@
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 
@@ -24,13 +25,19 @@ int cmd_fake_llm(const Args& args) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
+  // Many concurrent test clients need many sockets; take the hard limit.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   agents::FakeServer server(std::move(script), p.get("listen", "127.0.0.1:0"));
   std::printf("listening %s\n", server.base_url().c_str());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);
-  std::fprintf(stderr, "kdispatch fake-llm: stopping on %s after %zu requests\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
-               server.requests().size());
+  std::fprintf(stderr, "kdispatch fake-llm: stopping on %s after %zu requests\n",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", server.requests().size());
   return kExitOk;
 }
 

@@ -17,7 +17,9 @@ struct Mode {
   bool stream;
 };
 
-void PrintTo(const Mode& m, std::ostream* os) { *os << m.wire << (m.stream ? " stream" : " whole"); }
+void PrintTo(const Mode& m, std::ostream* os) {
+  *os << m.wire << (m.stream ? " stream" : " whole");
+}
 
 std::string mode_name(const testing::TestParamInfo<Mode>& i) {
   return i.param.wire + (i.param.stream ? "_stream" : "_whole");
@@ -29,11 +31,14 @@ class ClientTest : public testing::TestWithParam<Mode> {
   AssistantTurn ask(const std::string& script, Conversation conv = {}, RetryPolicy retry = fast()) {
     start(script, retry);
     if (conv.messages.empty()) conv.messages.push_back({Message::Kind::user, "hi", {}, {}});
-    return run_sync(io_, client_->complete(conv, {}, hooks_, std::chrono::steady_clock::now() + std::chrono::seconds(30)));
+    return run_sync(io_,
+                    client_->complete(conv, {}, hooks_,
+                                      std::chrono::steady_clock::now() + std::chrono::seconds(30)));
   }
   void start(const std::string& script, RetryPolicy retry = fast()) {
     server_ = std::make_unique<FakeServer>(FakeScript::parse(script, "script"));
-    Endpoint ep{GetParam().wire, server_->base_url(), "sk-test-key-0123456789", "fake-author", 512, GetParam().stream};
+    Endpoint ep{GetParam().wire,  server_->base_url(), "sk-test-key-0123456789", "fake-author", 512,
+                GetParam().stream};
     Timeouts to;
     to.connect = std::chrono::milliseconds(400);
     to.first_byte = std::chrono::milliseconds(400);
@@ -49,7 +54,8 @@ class ClientTest : public testing::TestWithParam<Mode> {
     return r;
   }
   std::string fault_script(const std::string& fault) {
-    return R"({"turns":[{"text":"recovered fine","tool_calls":[{"name":"read_file","input":{"path":"a.py"}}],"faults":[)" + fault + "]}]}";
+    return R"({"turns":[{"text":"recovered fine","tool_calls":[{"name":"read_file","input":{"path":"a.py"}}],"faults":[)" +
+           fault + "]}]}";
   }
   void expect_recovered(const AssistantTurn& t, size_t attempts) {
     EXPECT_EQ(t.text, "recovered fine");
@@ -69,7 +75,8 @@ class ClientTest : public testing::TestWithParam<Mode> {
 };
 
 TEST_P(ClientTest, PlainText) {
-  AssistantTurn t = ask(R"({"turns":[{"text":"A plain answer that is longer than one piece \u00e9\u2713.","usage":{"input_tokens":7,"output_tokens":9}}]})");
+  AssistantTurn t = ask(
+      R"({"turns":[{"text":"A plain answer that is longer than one piece \u00e9\u2713.","usage":{"input_tokens":7,"output_tokens":9}}]})");
   EXPECT_EQ(t.text, "A plain answer that is longer than one piece \u00e9\u2713.");
   EXPECT_TRUE(t.tool_calls.empty());
   EXPECT_EQ(t.stop_reason, GetParam().wire == "openai" ? "stop" : "end_turn");
@@ -88,7 +95,8 @@ TEST_P(ClientTest, PlainText) {
 }
 
 TEST_P(ClientTest, OneToolCall) {
-  AssistantTurn t = ask(R"({"turns":[{"text":"reading","tool_calls":[{"id":"c1","name":"read_file","input":{"path":"k.py","limit":10}}]}]})");
+  AssistantTurn t = ask(
+      R"({"turns":[{"text":"reading","tool_calls":[{"id":"c1","name":"read_file","input":{"path":"k.py","limit":10}}]}]})");
   ASSERT_EQ(t.tool_calls.size(), 1u);
   EXPECT_EQ(t.tool_calls[0].id, "c1");
   EXPECT_EQ(t.tool_calls[0].name, "read_file");
@@ -97,7 +105,8 @@ TEST_P(ClientTest, OneToolCall) {
 }
 
 TEST_P(ClientTest, ParallelToolCalls) {
-  AssistantTurn t = ask(R"({"turns":[{"tool_calls":[{"id":"c1","name":"read_file","input":{"path":"a"}},
+  AssistantTurn t =
+      ask(R"({"turns":[{"tool_calls":[{"id":"c1","name":"read_file","input":{"path":"a"}},
       {"id":"c2","name":"list_dir","input":{"path":"."}},{"id":"c3","name":"git_diff","input":{}}]}]})");
   ASSERT_EQ(t.tool_calls.size(), 3u);
   EXPECT_EQ(t.tool_calls[0].input, json({{"path", "a"}}));
@@ -107,7 +116,8 @@ TEST_P(ClientTest, ParallelToolCalls) {
 }
 
 TEST_P(ClientTest, ToolArgumentsThatAreNotJson) {
-  AssistantTurn t = ask(R"({"turns":[{"tool_calls":[{"id":"c1","name":"run","arguments_raw":"{command: [ls"}]}]})");
+  AssistantTurn t = ask(
+      R"({"turns":[{"tool_calls":[{"id":"c1","name":"run","arguments_raw":"{command: [ls"}]}]})");
   ASSERT_EQ(t.tool_calls.size(), 1u);
   EXPECT_FALSE(t.tool_calls[0].input_is_json);
   EXPECT_EQ(t.tool_calls[0].input, json::object());
@@ -133,7 +143,8 @@ TEST_P(ClientTest, MultiTurnWithToolResultsAndInterpolation) {
 }
 
 TEST_P(ClientTest, NoiseIsIgnored) {
-  AssistantTurn t = ask(R"({"turns":[{"text":"quiet text","noise":true,"tool_calls":[{"id":"c1","name":"read_file","input":{"path":"a"}}]}]})");
+  AssistantTurn t = ask(
+      R"({"turns":[{"text":"quiet text","noise":true,"tool_calls":[{"id":"c1","name":"read_file","input":{"path":"a"}}]}]})");
   EXPECT_EQ(t.text, "quiet text");
   ASSERT_EQ(t.tool_calls.size(), 1u);
   EXPECT_EQ(t.tool_calls[0].input, json({{"path", "a"}}));
@@ -156,7 +167,8 @@ TEST_P(ClientTest, Fault429WithRetryAfterIsHonoured) {
 }
 
 TEST_P(ClientTest, Fault500ThenSuccess) {
-  expect_recovered(ask(fault_script(R"({"kind":"status","status":500},{"kind":"status","status":503})")), 3);
+  expect_recovered(
+      ask(fault_script(R"({"kind":"status","status":500},{"kind":"status","status":503})")), 3);
 }
 
 TEST_P(ClientTest, Fault529Overloaded) {
@@ -193,7 +205,8 @@ TEST_P(ClientTest, UnauthorizedIsNotRetried) {
 
 TEST_P(ClientTest, RetriesExhaustedNamesTheCause) {
   try {
-    ask(fault_script(R"({"kind":"status","status":500},{"kind":"status","status":500},{"kind":"status","status":500})"));
+    ask(fault_script(
+        R"({"kind":"status","status":500},{"kind":"status","status":500},{"kind":"status","status":500})"));
     FAIL() << "expected ProviderGaveUp";
   } catch (const ProviderGaveUp& e) {
     EXPECT_EQ(e.reason().rfind("provider:retries_exhausted:http_500", 0), 0u) << e.reason();
@@ -214,11 +227,14 @@ TEST_P(ClientTest, ScriptExhaustedIsANamedFailure) {
   start(R"({"turns":[{"text":"only one"}]})");
   Conversation c;
   c.messages.push_back({Message::Kind::user, "go", {}, {}});
-  AssistantTurn t = run_sync(io_, client_->complete(c, {}, hooks_, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+  AssistantTurn t = run_sync(
+      io_,
+      client_->complete(c, {}, hooks_, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
   c.messages.push_back({Message::Kind::assistant, {}, t, {}});
   c.messages.push_back({Message::Kind::user, "more", {}, {}});
   try {
-    run_sync(io_, client_->complete(c, {}, hooks_, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+    run_sync(io_, client_->complete(c, {}, hooks_,
+                                    std::chrono::steady_clock::now() + std::chrono::seconds(5)));
     FAIL() << "expected ProviderGaveUp";
   } catch (const ProviderGaveUp& e) {
     EXPECT_EQ(e.reason().rfind("provider:http_400", 0), 0u) << e.reason();
@@ -227,8 +243,8 @@ TEST_P(ClientTest, ScriptExhaustedIsANamedFailure) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Wire, ClientTest,
-                         testing::Values(Mode{"anthropic", true}, Mode{"anthropic", false}, Mode{"openai", true},
-                                         Mode{"openai", false}),
+                         testing::Values(Mode{"anthropic", true}, Mode{"anthropic", false},
+                                         Mode{"openai", true}, Mode{"openai", false}),
                          mode_name);
 
 TEST(Client, ConnectionRefusedIsRetriedThenNamed) {
@@ -242,11 +258,14 @@ TEST(Client, ConnectionRefusedIsRetriedThenNamed) {
   RetryPolicy r;
   r.base = std::chrono::milliseconds(5);
   r.max_attempts = 2;
-  LlmClient c(http, Endpoint{"anthropic", "http://127.0.0.1:" + std::to_string(port), "", "m", 10, true}, r);
+  LlmClient c(http,
+              Endpoint{"anthropic", "http://127.0.0.1:" + std::to_string(port), "", "m", 10, true},
+              r);
   Conversation conv;
   conv.messages.push_back({Message::Kind::user, "hi", {}, {}});
   try {
-    run_sync(io, c.complete(conv, {}, {}, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+    run_sync(io,
+             c.complete(conv, {}, {}, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
     FAIL() << "expected ProviderGaveUp";
   } catch (const ProviderGaveUp& e) {
     EXPECT_EQ(e.reason(), "provider:retries_exhausted:connect");

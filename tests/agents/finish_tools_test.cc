@@ -4,6 +4,7 @@
 
 #include "agents/fake_script.h"
 #include "agents/finish.h"
+#include "agents/roles.h"
 #include "agents/tools.h"
 #include "common/errors.h"
 #include "tests/support/process.h"
@@ -23,8 +24,9 @@ TEST(AuthorTools, NineToolsWithPortableNamesAndObjectSchemas) {
     EXPECT_EQ(t.input_schema["type"], "object");
     EXPECT_EQ(t.input_schema["additionalProperties"], false);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"read_file", "list_dir", "write_file", "edit_file", "run", "run_on_chip",
-                                             "git_diff", "commit", "finish"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"read_file", "list_dir", "write_file", "edit_file", "run",
+                                      "run_on_chip", "git_diff", "commit", "finish"}));
 }
 
 std::optional<std::string> validate(const std::string& name, const json& input) {
@@ -53,14 +55,17 @@ TEST(AuthorTools, ValidationNamesEachProblem) {
 
 const char* kGoodLedger =
     "loaded: [index, BRIEFS]\n"
-    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs naive | receipt | why kept/rejected |\n"
+    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs "
+    "naive | receipt | why kept/rejected |\n"
     "|---|---|---|---|---|---|---|---|\n"
-    "| cand1 | kernel-authored | 0123456789abcdef0123456789abcdef01234567 | 0 / 0 | 1.0 | 1.1x | r/cand1.json | kept |\n"
+    "| cand1 | kernel-authored | 0123456789abcdef0123456789abcdef01234567 | 0 / 0 | 1.0 | 1.1x | "
+    "r/cand1.json | kept |\n"
     "| cand2 | kernel-authored | - | n/a | n/a | n/a | - | did not compile |\n";
 
 json finish_input() {
   return {{"ledger", kGoodLedger},
-          {"final_candidate", {{"path", "k/cand1.py"}, {"sha", "0123456789abcdef0123456789abcdef01234567"}}},
+          {"final_candidate",
+           {{"path", "k/cand1.py"}, {"sha", "0123456789abcdef0123456789abcdef01234567"}}},
           {"mechanism", "one pass"},
           {"escalations", json::array()},
           {"blockers", json::array()},
@@ -96,11 +101,23 @@ TEST(Finish, EachDefectIsNamed) {
   in["final_candidate"]["path"] = "../../ref.py";
   in["mechanism"] = "the claim is refuted";
   std::string msg = finish_rejection(check_finish(in, ctx));
-  for (const char* want : {"loaded: [...]", "cand2 is not a candidate plan item", "does not exist on the experiment branch",
-                           "not the committed SHA of any ledger row", "without \"..\"", "verdict language (refuted)",
-                           "compliance:"}) {
+  for (const char* want :
+       {"loaded: [...]", "cand2 is not a candidate plan item",
+        "does not exist on the experiment branch", "not the committed SHA of any ledger row",
+        "without \"..\"", "verdict language (refuted)", "compliance:"}) {
     EXPECT_NE(msg.find(want), std::string::npos) << want << "\n" << msg;
   }
+}
+
+TEST(Roles, AuthorPromptIsTheBriefPlusTheContractAndVerifierGetsItsBriefOnly) {
+  std::string a = author_system_prompt("# Brief\nreference: ref.py", {"cand1", "cand2"});
+  EXPECT_EQ(a.rfind("# Brief\nreference: ref.py\n", 0), 0u);
+  EXPECT_NE(a.find("| candidate | class | committed SHA | parity (max abs / max rel) |"),
+            std::string::npos)
+      << a;
+  EXPECT_NE(a.find("loaded: ["), std::string::npos);
+  EXPECT_NE(a.find("cand1, cand2"), std::string::npos);
+  EXPECT_EQ(verifier_system_prompt("# Verifier brief\n"), "# Verifier brief\n");
 }
 
 TEST(FakeScript, ValidationNamesTheTurnAndField) {
@@ -114,10 +131,13 @@ TEST(FakeScript, ValidationNamesTheTurnAndField) {
   };
   expect_error("[]", "s.json: not a JSON object");
   expect_error(R"({"turns":[]})", "non-empty array");
-  expect_error(R"({"turns":[{"text":"a","faults":[{"kind":"explode"}]}]})", "turns[0].faults[0]: kind \"explode\"");
-  expect_error(R"({"turns":[{"text":"a"},{"tool_calls":[{"input":{}}]}]})", "turns[1].tool_calls[0]: a tool call needs a string \"name\"");
+  expect_error(R"({"turns":[{"text":"a","faults":[{"kind":"explode"}]}]})",
+               "turns[0].faults[0]: kind \"explode\"");
+  expect_error(R"({"turns":[{"text":"a"},{"tool_calls":[{"input":{}}]}]})",
+               "turns[1].tool_calls[0]: a tool call needs a string \"name\"");
   expect_error(R"({"turns":[{"txt":"a"}]})", "unknown field \"txt\"");
-  expect_error(R"({"turns":[{"text":"a","faults":[{"kind":"status","status":200}]}]})", "between 400 and 599");
+  expect_error(R"({"turns":[{"text":"a","faults":[{"kind":"status","status":200}]}]})",
+               "between 400 and 599");
 }
 
 TEST(FakeLlmCli, BadScriptIsRefusedNamingTheProblem) {

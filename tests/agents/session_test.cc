@@ -36,9 +36,13 @@ class DirHost : public ToolHost {
   ToolOutcome call(const ToolCall& c) override {
     const json& in = c.input;
     if (in.contains("path") && !inside(in["path"])) {
-      return {"denied: " + in["path"].get<std::string>() + " is outside the work dir", true,
-              {{"violations", json::array({{{"layer", "dispatcher"}, {"op", c.name}, {"path", in["path"]},
-                                            {"errno", "EACCES"}, {"detail", "outside the work dir"}}})}}};
+      return {"denied: " + in["path"].get<std::string>() + " is outside the work dir",
+              true,
+              {{"violations", json::array({{{"layer", "dispatcher"},
+                                            {"op", c.name},
+                                            {"path", in["path"]},
+                                            {"errno", "EACCES"},
+                                            {"detail", "outside the work dir"}}})}}};
     }
     if (c.name == "read_file") {
       fs::path p = fs::path(root_) / in["path"].get<std::string>();
@@ -60,7 +64,8 @@ class DirHost : public ToolHost {
     }
     if (c.name == "run" || c.name == "run_on_chip") {
       std::vector<std::string> argv = {"env", "-C", root_};
-      for (auto& a : in["command"]) argv.push_back(a);
+      for (auto& a : in["command"])
+        argv.push_back(a);
       auto r = kd::test::run_process(argv);
       run_outputs.push_back(r.out);
       return {r.out + r.err, r.exit_code != 0, {{"exit_code", r.exit_code}, {"signal", r.signal}}};
@@ -93,18 +98,23 @@ class DirHost : public ToolHost {
 
 const char* kLedger =
     "loaded: [index#category-strategy, pallas-kernel#mechanics, BRIEFS#1]\\n"
-    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs naive | receipt | why kept/rejected |\\n"
+    "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | vs "
+    "naive | receipt | why kept/rejected |\\n"
     "|---|---|---|---|---|---|---|---|\\n"
-    "| cand1 | kernel-authored | {{result.commit1.sha}} | 1e-3 / 2e-3 | 1.20 | 1.05x | raw/profiles/t/rms-v001/author/cand1.json | kept as the base |\\n"
-    "| cand2 | kernel-authored | {{result.commit2.sha}} | 1e-3 / 2e-3 | 1.10 | 1.15x | raw/profiles/t/rms-v001/author/cand2.json | fused; fastest |";
+    "| cand1 | kernel-authored | {{result.commit1.sha}} | 1e-3 / 2e-3 | 1.20 | 1.05x | "
+    "raw/profiles/t/rms-v001/author/cand1.json | kept as the base |\\n"
+    "| cand2 | kernel-authored | {{result.commit2.sha}} | 1e-3 / 2e-3 | 1.10 | 1.15x | "
+    "raw/profiles/t/rms-v001/author/cand2.json | fused; fastest |";
 
 std::string honest_script(bool with_rejected_finish) {
-  std::string finish_ok = std::string(R"({"id":"fin2","name":"finish","input":{"ledger":")") + kLedger +
-                          R"(","final_candidate":{"path":"kern/cand2.py","sha":"{{result.commit2.sha}}"},
+  std::string finish_ok =
+      std::string(R"({"id":"fin2","name":"finish","input":{"ledger":")") + kLedger +
+      R"(","final_candidate":{"path":"kern/cand2.py","sha":"{{result.commit2.sha}}"},
         "mechanism":"Fuses the two passes into one VMEM-resident loop.","escalations":[],"blockers":[],
         "abandoned":[{"candidate":"cand3","reason":"stop rule: cand2 met the plan's prediction"}],"compliance":"no-peek obeyed"}})";
-  std::string finish_bad = std::string(R"({"id":"fin1","name":"finish","input":{"ledger":")") + kLedger +
-                           R"(","final_candidate":{"path":"kern/cand2.py","sha":"{{result.commit2.sha}}"},
+  std::string finish_bad =
+      std::string(R"({"id":"fin1","name":"finish","input":{"ledger":")") + kLedger +
+      R"(","final_candidate":{"path":"kern/cand2.py","sha":"{{result.commit2.sha}}"},
         "mechanism":"The hypothesis is supported.","escalations":[],"blockers":[],"compliance":"ok"}})";
   std::string s = R"({"turns":[
     {"text":"Writing cand1.","tool_calls":[{"id":"w1","name":"write_file","input":{"path":"kern/cand1.py","content":"print('cand1')\n"}},
@@ -140,6 +150,7 @@ class SessionTest : public testing::Test {
     cfg.finish.plan_ids = {"cand1", "cand2", "cand3"};
     cfg.finish.compliance_required = true;
     cfg.retry.base = std::chrono::milliseconds(5);
+    cfg.on_text = [this](std::string_view piece) { streamed_ += piece; };
     boost::asio::thread_pool pool(1);
     auto r = test::run_sync(io_, run_session(cfg, host_, http_, h, pool));
     pool.join();
@@ -148,7 +159,8 @@ class SessionTest : public testing::Test {
   std::vector<json> records() {
     std::vector<json> out;
     std::ifstream in(dir_ / "run" / "author" / "transcript.jsonl");
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    for (std::string line; std::getline(in, line);)
+      out.push_back(json::parse(line));
     return out;
   }
 
@@ -158,6 +170,7 @@ class SessionTest : public testing::Test {
   boost::asio::io_context io_;
   HttpClient http_{io_.get_executor()};
   std::shared_ptr<FakeServer> fake_, server_;
+  std::string streamed_;
 };
 
 TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
@@ -166,6 +179,8 @@ TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
   ASSERT_TRUE(r.finish);
   EXPECT_EQ(r.turns, 6);
   EXPECT_EQ(r.tool_calls, 8);
+  EXPECT_EQ(streamed_, "Writing cand1.Now cand2 on the chip.Done.")
+      << "text streamed to the observer";
   EXPECT_EQ(r.input_tokens, 600);
   EXPECT_EQ(r.output_tokens, 120);
   std::string sha2 = (*r.finish)["final_candidate"]["sha"];
@@ -184,7 +199,8 @@ TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
   // The rejected finish told the model exactly what to fix.
   bool saw_rejection = false;
   for (const auto& rec : recs) {
-    if (rec["type"] == "tool_result" && rec["data"]["name"] == "finish" && rec["data"]["is_error"] == true) {
+    if (rec["type"] == "tool_result" && rec["data"]["name"] == "finish" &&
+        rec["data"]["is_error"] == true) {
       std::string c = rec["data"]["content"];
       EXPECT_NE(c.find("candidate plan item cand3"), std::string::npos) << c;
       EXPECT_NE(c.find("verdict language (supported)"), std::string::npos) << c;
@@ -194,12 +210,29 @@ TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
   EXPECT_TRUE(saw_rejection);
 }
 
+TEST_F(SessionTest, OpenAIWireThroughTheWholeLoop) {
+  ModelConfig m;
+  m.provider = "openai";
+  m.model = "gpt-4.1";
+  m.base_url = "http://127.0.0.1:1/v1";  // replaced by the test server; a local server needs no key
+  SessionResult r = run(honest_script(false), m);
+  ASSERT_EQ(r.end_reason, "finished") << records().rbegin()[1].dump();
+  EXPECT_EQ(r.turns, 5);
+  EXPECT_NEAR(r.cost_usd, 5 * (100 * 2.0 + 20 * 8.0) / 1e6, 1e-12);
+  auto seen = server_->requests();
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[0].wire, "openai");
+  EXPECT_EQ(seen[0].headers.count("authorization"), 0u);
+  EXPECT_TRUE(verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
+}
+
 TEST_F(SessionTest, BadArgumentsBecomeToolErrorsAndTheSessionGoesOn) {
   SessionResult r = run(R"({"turns":[
     {"tool_calls":[{"id":"a","name":"read_file","input":{"path":7}},{"id":"b","name":"run","arguments_raw":"{command: ls"},
                    {"id":"c","name":"launch_missiles","input":{}},{"id":"d","name":"write_file","input":{"path":"x","content":"y","mode":"0777"}}]},
     {"text":"I give up."}]})");
-  EXPECT_EQ(r.end_reason, "provider:http_400:invalid_request_error") << "script ends after the nudge";
+  EXPECT_EQ(r.end_reason, "provider:http_400:invalid_request_error")
+      << "script ends after the nudge";
   std::vector<std::string> errors;
   for (const auto& rec : records()) {
     if (rec["type"] == "tool_result") {
@@ -269,9 +302,11 @@ TEST_F(SessionTest, ApiKeyNeverReachesTranscriptsRunDirsOrChildren) {
   m.provider = "anthropic";
   m.model = "claude-sonnet-4-5";
   m.base_url = "http://127.0.0.1:1";
-  SessionResult r = run(std::string(R"({"turns":[{"tool_calls":[{"id":"e","name":"run","input":{"command":["env"]}},
-      {"id":"w","name":"write_file","input":{"path":"k.txt","content":"key )") + key + R"("}}]},{"text":"x"},{"text":"x"},{"text":"x"}]})",
-                        m);
+  SessionResult r = run(
+      std::string(R"({"turns":[{"tool_calls":[{"id":"e","name":"run","input":{"command":["env"]}},
+      {"id":"w","name":"write_file","input":{"path":"k.txt","content":"key )") +
+          key + R"("}}]},{"text":"x"},{"text":"x"},{"text":"x"}]})",
+      m);
   EXPECT_EQ(r.end_reason, "ended_without_finish");
   auto seen = server_->requests();
   ASSERT_FALSE(seen.empty());
@@ -298,7 +333,8 @@ TEST_F(SessionTest, MissingKeyIsRefusedNamingTheVariable) {
     open_model(m, ProvidersPolicy::load(policy_file("providers.json")));
     FAIL() << "expected kd::Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("OPENAI_API_KEY is not set"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("OPENAI_API_KEY is not set"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -10,7 +10,8 @@ namespace {
 std::vector<SseEvent> parse_all(const std::vector<std::string>& chunks) {
   std::vector<SseEvent> out;
   SseParser p([&](const SseEvent& e) { out.push_back(e); });
-  for (const auto& c : chunks) p.feed(c);
+  for (const auto& c : chunks)
+    p.feed(c);
   p.finish();
   return out;
 }
@@ -38,7 +39,9 @@ TEST(Sse, CrLfSplitAcrossChunksAndBareCr) {
 }
 
 TEST(Sse, BomSplitAcrossChunksIsStripped) {
-  auto ev = parse_all({"\xEF", "\xBB", "\xBF" "data: x\n\n"});
+  auto ev = parse_all({"\xEF", "\xBB",
+                       "\xBF"
+                       "data: x\n\n"});
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].data, "x");
 }
@@ -59,54 +62,92 @@ TEST(Sse, LastEventWithoutBlankLineIsFlushedAtEnd) {
 // unknown event, an unknown block type and multi-byte text.
 const std::string kAnthropicStream =
     "event: message_start\n"
-    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_r1\",\"type\":\"message\",\"role\":\"assistant\","
+    "data: "
+    "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_r1\",\"type\":\"message\",\"role\":"
+    "\"assistant\","
     "\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":210,"
     "\"cache_read_input_tokens\":40,\"output_tokens\":1}}}\n\n"
     ": keep-alive\n\n"
     "event: content_block_start\n"
-    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":"
+    "\"\"}}\n\n"
     "event: ping\ndata: {\"type\": \"ping\"}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Tiling \xC3\xA9t\xC3\xA9 \"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":"
+    "\"Tiling \xC3\xA9t\xC3\xA9 \"}}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\xE2\x9C\x93 next.\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":"
+    "\"\xE2\x9C\x93 next.\"}}\n\n"
     "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
     "event: brand_new_event\ndata: {\"type\":\"brand_new_event\",\"z\":[1,2]}\n\n"
     "event: content_block_start\n"
-    "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_a\","
+    "data: "
+    "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":"
+    "\"toolu_a\","
     "\"name\":\"read_file\",\"input\":{}}}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"\"}}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"pa\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"{\\\"pa\"}}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"th\\\": \\\"k.py\\\"}\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"th\\\": \\\"k.py\\\"}\"}}\n\n"
     "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
     "event: content_block_start\n"
-    "data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_b\","
+    "data: "
+    "{\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":"
+    "\"toolu_b\","
     "\"name\":\"list_dir\",\"input\":{}}}\n\n"
     "event: content_block_delta\n"
-    "data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\".\\\"}\"}}\n\n"
+    "data: "
+    "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"{\\\"path\\\":\\\".\\\"}\"}}\n\n"
     "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
     "event: message_delta\n"
-    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":61}}\n\n"
+    "data: "
+    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":61}}\n\n"
     "event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n";
 
 const std::string kOpenAIStream =
-    "data: {\"id\":\"chatcmpl-r1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+    "\"delta\":{\"role\":"
     "\"assistant\",\"content\":\"Two \xE2\x9C\x93 \"},\"finish_reason\":null}],\"usage\":null}\n\n"
     ": keep-alive\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"obfuscation\":\"xx\"}\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\","
-    "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\","
-    "\"type\":\"function\",\"function\":{\"name\":\"list_dir\",\"arguments\":\"{\\\"pa\"}}]},\"finish_reason\":null}]}\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"obfuscation\":"
+    "\"xx\"}\n\n"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+    "\"id\":\"call_a\","
+    "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]},\"finish_"
+    "reason\":null}]}\n\n"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,"
+    "\"id\":\"call_b\","
+    "\"type\":\"function\",\"function\":{\"name\":\"list_dir\",\"arguments\":\"{\\\"pa\"}}]},"
+    "\"finish_reason\":null}]}\n\n"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
     "\"function\":{\"arguments\":\"{\\\"path\\\":\\\"k.py\\\"}\"}}]},\"finish_reason\":null}]}\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,"
     "\"function\":{\"arguments\":\"th\\\":\\\".\\\"}\"}}]},\"finish_reason\":null}]}\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
-    "data: {\"id\":\"chatcmpl-r1\",\"choices\":[],\"usage\":{\"prompt_tokens\":300,\"completion_tokens\":44,\"total_tokens\":344}}\n\n"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_"
+    "calls\"}]}\n\n"
+    "data: "
+    "{\"id\":\"chatcmpl-r1\",\"choices\":[],\"usage\":{\"prompt_tokens\":300,\"completion_tokens\":"
+    "44,\"total_tokens\":344}}\n\n"
     "data: [DONE]\n\n";
 
 void expect_turn(const AssistantTurn& t, const std::string& text, long in, long out) {
@@ -174,7 +215,9 @@ TEST(RecordedStream, TruncatedStreamIsNotDone) {
 
 TEST(RecordedStream, ErrorEventAndMalformedDataAreFailures) {
   auto a = make_anthropic_provider()->stream_assembler();
-  a->on_event({"error", "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"});
+  a->on_event({"error",
+               "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":"
+               "\"Overloaded\"}}"});
   ASSERT_TRUE(a->failure());
   EXPECT_EQ(a->failure()->kind, "error_event");
   EXPECT_EQ(a->failure()->type, "overloaded_error");
@@ -192,8 +235,12 @@ TEST(RecordedStream, ErrorEventAndMalformedDataAreFailures) {
 
 TEST(RecordedStream, ToolArgumentsThatAreNotJsonAreKeptRaw) {
   auto a = make_anthropic_provider()->stream_assembler();
-  a->on_event({"content_block_start", "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"run\",\"input\":{}}}"});
-  a->on_event({"content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{cmd: ls\"}}"});
+  a->on_event({"content_block_start",
+               "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_"
+               "use\",\"id\":\"t\",\"name\":\"run\",\"input\":{}}}"});
+  a->on_event({"content_block_delta",
+               "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_"
+               "delta\",\"partial_json\":\"{cmd: ls\"}}"});
   a->on_event({"content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}"});
   a->on_event({"message_stop", "{\"type\":\"message_stop\"}"});
   ASSERT_TRUE(a->done());

@@ -1,10 +1,9 @@
-#include "agents/transcript_writer.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "agents/transcript_writer.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
@@ -30,7 +29,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 std::string join(const std::vector<std::string>& lines) {
   std::string s;
-  for (const auto& l : lines) s += l + "\n";
+  for (const auto& l : lines)
+    s += l + "\n";
   return s;
 }
 
@@ -39,7 +39,8 @@ class TranscriptTest : public testing::Test {
   void SetUp() override {
     TranscriptWriter w(dir_, "sess-1", "author", {"hunter2-very-secret"});
     w.append("header", {{"family", "rms"}, {"chip", "0"}});
-    w.append("request", {{"turn", 1}, {"attempt", 1}, {"body", {{"messages", {"use hunter2-very-secret"}}}}});
+    w.append("request",
+             {{"turn", 1}, {"attempt", 1}, {"body", {{"messages", {"use hunter2-very-secret"}}}}});
     w.append("response", {{"turn", 1}, {"text", "ok"}});
     w.append("tool_result", {{"id", "a"}, {"content", std::string(70 * 1024, 'z')}});
     w.append("end", {{"reason", "finished"}});

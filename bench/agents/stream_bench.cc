@@ -1,0 +1,102 @@
+// N concurrent streaming sessions against a fake-llm server from one thread: added latency
+// per SSE event (server write -> text delta assembled by the client) and peak RSS.
+//
+//   bench_agents_streams BASE_URL [SESSIONS] [WIRE]
+//
+// The server (kdispatch fake-llm, a separate process) stamps each text delta with
+// CLOCK_MONOTONIC microseconds at write time; the client subtracts that from its own clock
+// when the assembler hands the delta over, so the figure covers the kernel, libcurl, the SSE
+// parser and the provider assembler, plus any queueing on the single client thread.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "agents/asio.h"
+#include "agents/http_client.h"
+#include "agents/llm_client.h"
+
+namespace asio = boost::asio;
+using namespace kd::agents;
+
+namespace {
+
+long long now_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000LL + ts.tv_nsec / 1000;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s BASE_URL [SESSIONS] [anthropic|openai]\n", argv[0]);
+    return 64;
+  }
+  std::string base = argv[1];
+  int sessions = argc > 2 ? std::atoi(argv[2]) : 1000;
+  std::string wire = argc > 3 ? argv[3] : "anthropic";
+
+  asio::io_context io(1);
+  HttpClient http(io.get_executor());
+  std::vector<long long> lat;
+  lat.reserve(static_cast<size_t>(sessions) * 64);
+  int ok = 0, failed = 0;
+  std::vector<std::unique_ptr<LlmClient>> clients;
+  for (int i = 0; i < sessions; ++i) {
+    Timeouts t;
+    t.connect = std::chrono::seconds(30);
+    clients.push_back(std::make_unique<LlmClient>(
+        http, Endpoint{wire, base, "", "fake-author", 256, true}, RetryPolicy{}, t));
+  }
+  CallHooks hooks;
+  hooks.on_text = [&](std::string_view piece) {
+    long long sent = std::atoll(std::string(piece).c_str());
+    if (sent > 0) lat.push_back(now_us() - sent);
+  };
+  long long t0 = now_us();
+  for (int i = 0; i < sessions; ++i) {
+    asio::co_spawn(
+        io,
+        [&, i]() -> asio::awaitable<void> {
+          // Starts are spread over one pacing interval: real sessions do not stream in lockstep.
+          asio::steady_timer start(io, std::chrono::microseconds(50'000LL * i / sessions));
+          co_await start.async_wait(asio::use_awaitable);
+          Conversation c;
+          c.messages.push_back({Message::Kind::user, "session " + std::to_string(i), {}, {}});
+          try {
+            co_await clients[static_cast<size_t>(i)]->complete(
+                c, {}, hooks, std::chrono::steady_clock::now() + std::chrono::minutes(5));
+            ++ok;
+          } catch (const std::exception& e) {
+            if (failed++ < 3) std::fprintf(stderr, "session %d: %s\n", i, e.what());
+          }
+        },
+        asio::detached);
+  }
+  io.run();
+  double wall = (now_us() - t0) / 1e6;
+  std::sort(lat.begin(), lat.end());
+  auto pct = [&](double p) {
+    return lat.empty()
+               ? 0.0
+               : lat[std::min(lat.size() - 1, static_cast<size_t>(p * lat.size()))] / 1000.0;
+  };
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("wire=%s sessions=%d ok=%d failed=%d events=%zu wall=%.2fs\n", wire.c_str(), sessions,
+              ok, failed, lat.size(), wall);
+  std::printf("added latency per SSE event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n", pct(0.50),
+              pct(0.99), pct(1.0));
+  double cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+                 ru.ru_stime.tv_usec / 1e6;
+  std::printf("client CPU: %.2f s (%.1f us per event, HTTP setup included)\n", cpu_s,
+              lat.empty() ? 0.0 : cpu_s * 1e6 / static_cast<double>(lat.size()));
+  std::printf("peak RSS: %.1f MB\n", ru.ru_maxrss / 1024.0);
+  return failed == 0 ? 0 : 1;
+}
