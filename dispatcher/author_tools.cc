@@ -20,19 +20,23 @@ ToolOutcome error(std::string message, json record = json::object()) {
 
 // A refused file operation is a denial the sandbox observed: the model gets the error, the
 // transcript a violation record.
-ToolOutcome file_failure(const sandbox::FileResult& r, const std::string& op, const std::string& path) {
+ToolOutcome file_failure(const sandbox::FileResult& r, const std::string& op,
+                         const std::string& path) {
   json record = json::object();
   if (r.err == EROFS || r.err == EACCES || r.err == EPERM || r.err == EXDEV) {
-    record["violations"] = json::array(
-        {{{"layer", r.err == EROFS ? "mount" : "landlock"}, {"op", op}, {"path", path}, {"errno", errno_name(r.err)},
-          {"detail", r.error}}});
+    record["violations"] = json::array({{{"layer", r.err == EROFS ? "mount" : "landlock"},
+                                         {"op", op},
+                                         {"path", path},
+                                         {"errno", errno_name(r.err)},
+                                         {"detail", r.error}}});
   }
   return error(op + " " + path + " failed: " + r.error, std::move(record));
 }
 
 std::string shell_summary(const json& command) {
   std::string out;
-  for (const auto& a : command) out += (out.empty() ? "" : " ") + a.get<std::string>();
+  for (const auto& a : command)
+    out += (out.empty() ? "" : " ") + a.get<std::string>();
   return out;
 }
 
@@ -51,7 +55,9 @@ std::string describe_run(const sandbox::RunResult& r) {
   if (r.killed_by_limit) out += " · killed by the " + r.limit + " limit";
   out += "\n--- stdout ---\n" + r.out + (r.out_truncated ? "\n[stdout cut at the output cap]" : "");
   out += "\n--- stderr ---\n" + r.err + (r.err_truncated ? "\n[stderr cut at the output cap]" : "");
-  for (const auto& d : r.denials) out += "\n[sandbox denied " + d.op + (d.path.empty() ? "" : " " + d.path) + ": " + d.detail + "]";
+  for (const auto& d : r.denials)
+    out +=
+        "\n[sandbox denied " + d.op + (d.path.empty() ? "" : " " + d.path) + ": " + d.detail + "]";
   return out;
 }
 
@@ -71,7 +77,9 @@ ToolOutcome AuthorToolHost::call(const agents::ToolCall& call) {
     if (call.name == "run_on_chip") return run(in, true);
     if (call.name == "git_diff") return git_diff(in);
     if (call.name == "commit") return commit(in);
-    if (call.name == "finish") return {"finish accepted; the candidate goes to the independent verifier", false, json::object(), true};
+    if (call.name == "finish")
+      return {"finish accepted; the candidate goes to the independent verifier", false,
+              json::object(), true};
   } catch (const Error& e) {
     return error(call.name + " failed: " + e.what());
   }
@@ -85,7 +93,8 @@ ToolOutcome AuthorToolHost::read_file(const json& in) {
   auto r = cfg_.box->file({sandbox::FileRequest::Read, path, "", offset + limit});
   if (!r.ok) return file_failure(r, "read", path);
   std::string data = offset < r.data.size() ? r.data.substr(offset, limit) : "";
-  if (r.truncated || offset + limit < r.data.size()) data += "\n[cut: pass offset/limit to read further]";
+  if (r.truncated || offset + limit < r.data.size())
+    data += "\n[cut: pass offset/limit to read further]";
   return {data, false, json::object(), false};
 }
 
@@ -94,7 +103,8 @@ ToolOutcome AuthorToolHost::list_dir(const json& in) {
   auto r = cfg_.box->file({sandbox::FileRequest::List, path, "", 0});
   if (!r.ok) return file_failure(r, "list", path);
   std::string out;
-  for (const auto& [name, type] : r.entries) out += std::string(1, type) + " " + name + "\n";
+  for (const auto& [name, type] : r.entries)
+    out += std::string(1, type) + " " + name + "\n";
   return {out.empty() ? "(empty)" : out, false, json::object(), false};
 }
 
@@ -103,7 +113,8 @@ ToolOutcome AuthorToolHost::write_file(const json& in) {
   std::string content = in["content"];
   auto r = cfg_.box->file({sandbox::FileRequest::Write, path, content, 0});
   if (!r.ok) return file_failure(r, "write", path);
-  return {"wrote " + std::to_string(content.size()) + " bytes to " + path, false, json::object(), false};
+  return {"wrote " + std::to_string(content.size()) + " bytes to " + path, false, json::object(),
+          false};
 }
 
 ToolOutcome AuthorToolHost::edit_file(const json& in) {
@@ -114,7 +125,8 @@ ToolOutcome AuthorToolHost::edit_file(const json& in) {
   size_t at = r.data.find(old_text);
   if (at == std::string::npos) return error("old_text does not occur in " + path);
   if (r.data.find(old_text, at + 1) != std::string::npos) {
-    return error("old_text occurs more than once in " + path + "; include surrounding lines to make it unique");
+    return error("old_text occurs more than once in " + path +
+                 "; include surrounding lines to make it unique");
   }
   std::string content = r.data.substr(0, at) + new_text + r.data.substr(at + old_text.size());
   auto w = cfg_.box->file({sandbox::FileRequest::Write, path, content, 0});
@@ -124,10 +136,12 @@ ToolOutcome AuthorToolHost::edit_file(const json& in) {
 
 ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
   sandbox::RunRequest req;
-  for (const auto& a : in["command"]) req.argv.push_back(a.get<std::string>());
+  for (const auto& a : in["command"])
+    req.argv.push_back(a.get<std::string>());
   req.cwd = in.value("cwd", "");
   req.timeout_s = in.value("timeout_s", 600);
   req.use_chip = on_chip;
+  req.env = cfg_.env;
   std::string tool = on_chip ? "run_on_chip" : "run";
   if (cfg_.supervisor && !cfg_.supervisor->approve(tool, shell_summary(in["command"]))) {
     return error("the supervisor denied this " + tool + " call");
@@ -135,21 +149,27 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
   std::optional<ChipLock> lock;
   if (on_chip) {
     // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(cfg_.chip_wait_s);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(cfg_.chip_wait_s);
     while (!(lock = ChipLock::try_acquire(cfg_.chip))) {
       if (std::chrono::steady_clock::now() > deadline) {
-        return error("chip " + cfg_.chip.id + " stayed locked by another process (" + cfg_.chip.lock.string() + ")");
+        return error("chip " + cfg_.chip.id + " stayed locked by another process (" +
+                     cfg_.chip.lock.string() + ")");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   sandbox::RunResult r = cfg_.box->run(req);
   lock.reset();  // the lock covers the device run only
-  json record = {{"exit_code", r.exit_code}, {"signal", r.signal}, {"timed_out", r.timed_out},
-                 {"killed_by_limit", r.killed_by_limit}, {"wall_s", r.wall_s}};
+  json record = {{"exit_code", r.exit_code},
+                 {"signal", r.signal},
+                 {"timed_out", r.timed_out},
+                 {"killed_by_limit", r.killed_by_limit},
+                 {"wall_s", r.wall_s}};
   if (!r.denials.empty()) {
     record["violations"] = json::array();
-    for (const auto& d : r.denials) record["violations"].push_back(sandbox::denial_json(d));
+    for (const auto& d : r.denials)
+      record["violations"].push_back(sandbox::denial_json(d));
   }
   bool failed = r.exit_code != 0 || r.signal != 0 || r.timed_out;
   return {describe_run(r), failed, std::move(record), false};
@@ -164,28 +184,35 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
   std::string message = in["message"];
   audit::CommitSubject subject;
   if (!audit::parse_commit_subject(message, &subject)) {
-    return error("the subject must match ^cand[0-9]+\\([a-z0-9-]+ v[0-9]{3}\\): .+ — .+ (note the em dash), e.g. cand1(" +
-                 cfg_.family + " " + cfg_.experiment + "): fused single pass — p50 0.41 ms, 1.3x, parity ok");
+    return error(
+        "the subject must match ^cand[0-9]+\\([a-z0-9-]+ v[0-9]{3}\\): .+ — .+ (note the em dash), "
+        "e.g. cand1(" +
+        cfg_.family + " " + cfg_.experiment +
+        "): fused single pass — p50 0.41 ms, 1.3x, parity ok");
   }
   if (subject.family != cfg_.family || subject.experiment != cfg_.experiment) {
-    return error("the subject names " + subject.family + " " + subject.experiment + "; this experiment is " +
-                 cfg_.family + " " + cfg_.experiment);
+    return error("the subject names " + subject.family + " " + subject.experiment +
+                 "; this experiment is " + cfg_.family + " " + cfg_.experiment);
   }
   std::vector<std::string> paths;
-  for (const auto& p : in.value("paths", json::array())) paths.push_back(p.get<std::string>());
-  if (cfg_.supervisor && !cfg_.supervisor->approve("commit", message.substr(0, message.find('\n')))) {
+  for (const auto& p : in.value("paths", json::array()))
+    paths.push_back(p.get<std::string>());
+  if (cfg_.supervisor &&
+      !cfg_.supervisor->approve("commit", message.substr(0, message.find('\n')))) {
     return error("the supervisor denied this commit");
   }
   // Every candidate commit carries the experiment footer, so the final one does too.
   std::string full = message;
-  if (!audit::has_exp_footer(full)) full += "\n\nexp: " + cfg_.family + " " + cfg_.experiment + "\n";
+  if (!audit::has_exp_footer(full))
+    full += "\n\nexp: " + cfg_.family + " " + cfg_.experiment + "\n";
   git::CommitInfo c = git::commit_all(cfg_.worktree, cfg_.gitdir, cfg_.branch, full, paths);
   if (cfg_.on_commit) cfg_.on_commit(c, subject.candidate);
   {
     std::lock_guard<std::mutex> lock(mu_);
     commits_.push_back(c);
   }
-  return {"committed " + c.sha + " on " + cfg_.branch, false, json{{"sha", c.sha}}, false};
+  json content = {{"sha", c.sha}, {"branch", cfg_.branch}};
+  return {content.dump(), false, json{{"sha", c.sha}}, false};
 }
 
 }  // namespace kd::dispatcher

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,12 +25,13 @@ struct AuthorToolConfig {
   std::filesystem::path worktree;
   std::filesystem::path gitdir;
   std::string branch;
-  std::string family;      // slug
-  std::string experiment;  // vNNN
+  std::string family;                // slug
+  std::string experiment;            // vNNN
   Supervisor* supervisor = nullptr;  // --supervise: approvals for run, run_on_chip, commit
   // Called after each commit (the pipeline journals it before the model hears of it).
   std::function<void(const git::CommitInfo&, const std::string& candidate)> on_commit;
   double chip_wait_s = 3600;  // how long run_on_chip waits for a busy chip before giving up
+  std::map<std::string, std::string> env;  // set for every command (e.g. KD_ARTIFACT_DIR, PATH)
 };
 
 class AuthorToolHost : public agents::ToolHost {

@@ -47,7 +47,8 @@ struct CommitInfo {
 // `paths` limits the commit to those files (all changes when empty).
 CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
                       const std::string& branch, const std::string& message,
-                      const std::vector<std::string>& paths = {}, std::uint64_t max_file_bytes = 64ull << 20);
+                      const std::vector<std::string>& paths = {},
+                      std::uint64_t max_file_bytes = 64ull << 20);
 
 // The worktree's changes against HEAD (untracked files included) as a patch, cut at max_bytes;
 // `pathspec` limits it to one path.

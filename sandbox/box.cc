@@ -160,7 +160,11 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
       }
       cfg.chip_devices.push_back(d);
     }
-    if (cfg.chip_devices.empty()) throw Error("chip " + spec.chip->id + ": lists no device nodes");
+    // A CPU chip is a lock and an environment; an accelerator without device nodes is a
+    // misconfigured inventory, refused rather than run with nothing to confine.
+    if (cfg.chip_devices.empty() && spec.chip->kind != "cpu") {
+      throw Error("chip " + spec.chip->id + ": lists no device nodes");
+    }
   }
   cfg.hostname = prof.hostname;
   cfg.limits = prof.limits;

@@ -1,11 +1,66 @@
-#include "common/errors.h"
+#include <cstdio>
+
+#include "common/exit_codes.h"
+#include "dispatcher/author_run.h"
+#include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
 
 namespace kd::cli {
 
-// Placeholder until this command's issue lands.
-int cmd_author(const Args&) {
-  throw Error("not implemented yet");
+// kdispatch author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]
+//                  [--run-root DIR] [--supervise] [--tool-dir DIR]...
+int cmd_author(const Args& args) {
+  ParsedArgs p = parse_args(args, {{"wiki"},
+                                   {"family"},
+                                   {"experiment"},
+                                   {"provider"},
+                                   {"model"},
+                                   {"base-url"},
+                                   {"script"},
+                                   {"chip"},
+                                   {"chips"},
+                                   {"run-root"},
+                                   {"supervise", false},
+                                   {"tool-dir", true, true},
+                                   {"max-turns"}});
+  if (!p.positional.empty()) throw UsageError("unexpected argument " + p.positional[0]);
+  dispatcher::AuthorOptions o;
+  o.wiki = p.required("wiki");
+  o.family = p.required("family");
+  o.experiment = p.required("experiment");
+  if (p.has("chips")) o.chips = p.get("chips");
+  if (p.has("chip")) o.chip = p.get("chip");
+  o.run_root = p.get("run-root", "run-root");
+  o.model.provider = p.get("provider", "fake");
+  o.model.model = p.get("model");
+  o.model.base_url = p.get("base-url");
+  o.model.script = p.get("script");
+  if (o.model.provider == "fake" && o.model.script.empty())
+    throw UsageError("--provider fake needs --script FILE");
+  o.supervise = p.has("supervise");
+  for (const auto& d : p.all("tool-dir"))
+    o.tool_dirs.emplace_back(d);
+  if (p.has("max-turns")) {
+    try {
+      o.budgets.max_turns = std::stoi(p.get("max-turns"));
+    } catch (const std::exception&) {
+      throw UsageError("--max-turns needs a number");
+    }
+  }
+
+  dispatcher::AuthorReport r = dispatcher::run_author(o);
+  if (r.refused) {
+    std::printf("%s", r.refusal.c_str());
+    return kExitRefused;
+  }
+  std::printf("run %s\nbranch %s\n", r.run_dir.c_str(), r.branch.c_str());
+  for (const auto& c : r.commits)
+    std::printf("commit %s %s\n", c.sha.c_str(), c.message.substr(0, c.message.find('\n')).c_str());
+  std::printf("ended: %s after %d turns, %d tool calls, %ld tokens, $%.4f\ntranscript head %s\n",
+              r.session.end_reason.c_str(), r.session.turns, r.session.tool_calls,
+              r.session.input_tokens + r.session.output_tokens, r.session.cost_usd,
+              r.session.transcript_head.c_str());
+  return r.session.end_reason == "finished" ? kExitOk : kExitRefused;
 }
 
 }  // namespace kd::cli

@@ -1,0 +1,274 @@
+#include "dispatcher/author_run.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+#include <cstdio>
+#include <future>
+
+#include "agents/http_client.h"
+#include "agents/roles.h"
+#include "agents/tools.h"
+#include "briefs/brief.h"
+#include "briefs/load_mandate.h"
+#include "common/errors.h"
+#include "common/files.h"
+#include "common/policy_path.h"
+#include "common/sha256.h"
+#include "dispatcher/author_tools.h"
+#include "dispatcher/campaign_state.h"
+#include "dispatcher/journal.h"
+#include "sandbox/box.h"
+#include "sandbox/profile.h"
+
+namespace kd::dispatcher {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// As root the box runs as the worktree's owner and never as root: hand what the author may
+// write to an unprivileged user.
+constexpr uid_t kAuthorUid = 65534;
+constexpr gid_t kAuthorGid = 65534;
+
+void chown_tree(const fs::path& root) {
+  if (::geteuid() != 0) return;
+  auto own = [](const fs::path& p) {
+    if (::lchown(p.c_str(), kAuthorUid, kAuthorGid) != 0)
+      throw_sys("lchown", quote(p.string()), errno);
+  };
+  own(root);
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (it->path().filename() == ".git" && !it->is_directory())
+      continue;  // stays read-only, host's
+    own(it->path());
+  }
+}
+
+// no_peek globs name paths of the home repository, so they match paths in the worktree.
+std::vector<fs::path> expand_no_peek(const fs::path& worktree, const std::string& home_repo,
+                                     std::vector<std::string> globs) {
+  std::vector<fs::path> out;
+  if (globs.empty()) return out;
+  // A glob written from the wiki root names the shared checkout; the worktree holds the same tree.
+  const std::string prefix = home_repo + "/";
+  for (auto& g : globs) {
+    if (g.rfind(prefix, 0) == 0) g = g.substr(prefix.size());
+  }
+  for (auto it = fs::recursive_directory_iterator(worktree);
+       it != fs::recursive_directory_iterator(); ++it) {
+    std::string rel = fs::relative(it->path(), worktree).string();
+    if (rel == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    for (const auto& g : globs) {
+      if (briefs::glob_match(g, rel)) {
+        out.push_back(it->path());
+        if (it->is_directory()) it.disable_recursion_pending();
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string policy_digest(const std::string& rel) {
+  return sha256_file_hex(policy_file(rel));
+}
+
+std::string first_message(const briefs::Brief& b, const fs::path& wiki, const fs::path& worktree,
+                          const fs::path& artifact_dir, const std::vector<fs::path>& tool_dirs) {
+  std::string m = "Author the candidates of " + b.family + " " + b.experiment +
+                  " now, following your brief.\n\n";
+  m += "- Your work dir is " + worktree.string() + " (the tools take paths relative to it).\n";
+  m +=
+      "- Save every receipt of your author-side measurements under " + artifact_dir.string() +
+      " ($KD_ARTIFACT_DIR in commands) and cite them in the ledger's receipt column by their path\n"
+      "  relative to the wiki: " +
+      fs::relative(artifact_dir, wiki).string() + "/<name>.json\n";
+  for (const auto& d : tool_dirs)
+    m += "- Tools you may run are in " + d.string() + " (read-only).\n";
+  m += "- Commit each candidate that ran on the chip with the commit tool before writing the next "
+       "one.\n";
+  m += "- End with the finish tool and the full output contract.\n";
+  return m;
+}
+
+}  // namespace
+
+fs::path campaign_dir(const fs::path& run_root, const std::string& campaign_tag) {
+  return run_root / (campaign_tag.empty() ? "campaign" : campaign_tag);
+}
+
+AuthorReport run_author(const AuthorOptions& o) {
+  AuthorReport report;
+  briefs::BriefOutcome outcome =
+      briefs::build_brief({o.wiki, o.family, o.experiment, o.chips, std::nullopt});
+  if (!outcome.brief) {
+    report.refused = true;
+    report.refusal = briefs::render_problems(outcome.problems);
+    return report;
+  }
+  const briefs::Brief& brief = *outcome.brief;
+  const briefs::Binding& bind = brief.binding;
+  kd::Chip chip = brief.chip;
+  if (o.chip) {
+    auto inv = load_chip_inventory_or_default(o.chips);
+    const kd::Chip* c = inv.find(*o.chip);
+    if (!c) throw Error("chip " + *o.chip + " is not in the inventory " + inv.source.string());
+    chip = *c;
+  }
+
+  fs::path wiki = fs::absolute(o.wiki);
+  fs::path campaign = fs::absolute(campaign_dir(o.run_root, bind.campaign_tag));
+  report.run_dir = campaign / (o.family + "-" + o.experiment);
+  fs::create_directories(report.run_dir / "author");
+  write_file_atomic(report.run_dir / "brief.md", brief.markdown());
+  write_file_atomic(report.run_dir / "brief.json", brief.json().dump(2) + "\n");
+  Journal journal(campaign / "journal.jsonl");
+  const std::string key = o.family + "/" + o.experiment;
+
+  git::ExperimentRef ref{wiki / brief.home_repo, wiki / brief.worktree,   o.family,
+                         o.experiment,           bind.integration_branch, bind.campaign_tag};
+  git::WorktreeSetup wt = git::prepare_worktree(ref, std::nullopt);
+  report.branch = wt.branch;
+  fs::path artifact_dir =
+      wiki / "raw/profiles" / bind.campaign_tag / (o.family + "-" + o.experiment) / "author";
+  fs::create_directories(artifact_dir);
+  chown_tree(wt.worktree);
+  chown_tree(artifact_dir);
+  journal.append(rec::kDispatched, key,
+                 {{"branch", wt.branch},
+                  {"worktree", wt.worktree.string()},
+                  {"gitdir", wt.gitdir.string()},
+                  {"chip", chip.id},
+                  {"run_dir", report.run_dir.string()},
+                  {"brief_sha256", brief.sha256()},
+                  {"notes", wt.notes}});
+
+  sandbox::BoxSpec spec;
+  spec.profile = sandbox::load_profile("author");
+  spec.worktree = wt.worktree;
+  spec.ro = {wt.worktree / bind.reference, wt.worktree / ".git"};
+  for (const auto& d : o.tool_dirs)
+    spec.ro.push_back(fs::absolute(d));
+  spec.rw_extra = {artifact_dir};
+  spec.mask = expand_no_peek(wt.worktree, brief.home_repo, bind.no_peek);
+  spec.chip = chip;
+  std::unique_ptr<sandbox::Box> box = sandbox::Box::open(spec);
+
+  std::optional<Supervisor> supervisor;
+  if (o.supervise) supervisor.emplace(STDIN_FILENO, STDOUT_FILENO);
+  AuthorToolConfig tc;
+  tc.box = box.get();
+  tc.chip = chip;
+  tc.worktree = wt.worktree;
+  tc.gitdir = wt.gitdir;
+  tc.branch = wt.branch;
+  tc.family = o.family;
+  tc.experiment = o.experiment;
+  tc.supervisor = supervisor ? &*supervisor : nullptr;
+  tc.env["KD_ARTIFACT_DIR"] = artifact_dir.string();
+  std::string path;
+  for (const auto& d : o.tool_dirs)
+    path += fs::absolute(d).string() + ":";
+  if (!path.empty()) tc.env["PATH"] = path + "/usr/local/bin:/usr/bin:/bin";
+  tc.on_commit = [&](const git::CommitInfo& c, const std::string& candidate) {
+    journal.append(rec::kCommitted, key,
+                   {{"candidate", candidate}, {"sha", c.sha}, {"message", c.message}});
+  };
+  AuthorToolHost host(tc);
+
+  std::vector<std::string> plan_ids;
+  for (const auto& item : brief.stub.plan)
+    plan_ids.push_back(item.id);
+  agents::SessionConfig sc;
+  sc.session_id = o.family + "-" + o.experiment + "-author";
+  sc.role = "author";
+  sc.system_prompt = agents::author_system_prompt(brief.markdown(), plan_ids);
+  sc.first_user_message = first_message(brief, wiki, wt.worktree, artifact_dir, o.tool_dirs);
+  sc.tools = agents::author_tools();
+  sc.budgets = o.budgets;
+  sc.transcript_dir = report.run_dir / "author";
+  std::vector<std::string> references = {(wt.worktree / bind.reference).string()};
+  sc.header = {
+      {"family", o.family},
+      {"experiment", o.experiment},
+      {"brief_sha256", brief.sha256()},
+      {"policies",
+       {{"sandbox/author.json", policy_digest("sandbox/author.json")},
+        {"providers.json", policy_digest("providers.json")},
+        {"load-mandate.json", policy_digest("load-mandate.json")}}},
+      {"model",
+       {{"provider", o.model.provider}, {"name", o.model.model}, {"base_url", o.model.base_url}}},
+      {"chip", chip.id},
+      {"worktree", wt.worktree.string()},
+      {"branch", wt.branch},
+      {"reference", references},
+      {"no_peek", bind.no_peek},
+      {"artifact_dir", artifact_dir.string()}};
+  sc.finish.plan_ids = plan_ids;
+  sc.finish.compliance_required = brief.stub.activity == "capability-eval" || !bind.no_peek.empty();
+  sc.finish.commit_exists = [&host](const std::string& sha) {
+    for (const auto& c : host.commits()) {
+      if (c.sha == sha) return true;
+    }
+    return false;
+  };
+  sc.finish.receipt_exists = [wiki](const std::string& path) {
+    fs::path p(path);
+    return fs::is_regular_file(p.is_absolute() ? p : wiki / p);
+  };
+  if (supervisor) sc.on_text = [&](std::string_view text) { supervisor->show(text); };
+
+  boost::asio::io_context io;
+  agents::HttpClient http(io.get_executor());
+  boost::asio::thread_pool pool(2);
+  agents::ModelHandle model =
+      agents::open_model(o.model, agents::ProvidersPolicy::load(policy_file("providers.json")));
+  std::future<agents::SessionResult> done = boost::asio::co_spawn(
+      io, agents::run_session(sc, host, http, model, pool), boost::asio::use_future);
+  io.run();
+  report.session = done.get();
+  pool.join();
+  report.commits = host.commits();
+
+  if (report.session.finish)
+    write_file_atomic(report.run_dir / "author/finish.json", report.session.finish->dump(2) + "\n");
+  json run = {{"wiki", wiki.string()},
+              {"family", o.family},
+              {"experiment", o.experiment},
+              {"branch", wt.branch},
+              {"worktree", wt.worktree.string()},
+              {"gitdir", wt.gitdir.string()},
+              {"home_repo", (wiki / brief.home_repo).string()},
+              {"integration_branch", bind.integration_branch},
+              {"author_chip", chip.id},
+              {"chips", o.chips ? o.chips->string() : ""},
+              {"brief_sha256", brief.sha256()},
+              {"author_transcript_head", report.session.transcript_head},
+              {"end_reason", report.session.end_reason}};
+  write_file_atomic(report.run_dir / "run.json", run.dump(2) + "\n");
+  journal.append(rec::kAuthorTurn, key,
+                 {{"turn", report.session.turns},
+                  {"input_tokens", report.session.input_tokens},
+                  {"output_tokens", report.session.output_tokens},
+                  {"cost_usd", report.session.cost_usd}});
+  json final_sha = report.session.finish
+                       ? report.session.finish->value("/final_candidate/sha"_json_pointer, "")
+                       : "";
+  journal.append(rec::kFinished, key,
+                 {{"end_reason", report.session.end_reason},
+                  {"final_sha", final_sha},
+                  {"transcript_head", report.session.transcript_head}});
+  return report;
+}
+
+}  // namespace kd::dispatcher

@@ -1,0 +1,46 @@
+// One author dispatch (`kdispatch author`, DESIGN §12): brief -> worktree on a fresh branch ->
+// the author's box -> the tool-use loop -> commits and a validated finish, all journalled and
+// transcribed under <run-root>/<campaign>/<slug>-<vNNN>/.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/session.h"
+#include "dispatcher/git_repo.h"
+
+namespace kd::dispatcher {
+
+struct AuthorOptions {
+  std::filesystem::path wiki;
+  std::string family;
+  std::string experiment;
+  std::optional<std::filesystem::path> chips;  // inventory; default policies/chips.json
+  std::optional<std::string> chip;             // overrides the binding's chip
+  std::filesystem::path run_root = "run-root";
+  agents::ModelConfig model;
+  agents::Budgets budgets;
+  bool supervise = false;
+  // Read-only into the box at the same path, e.g. a CPU verify tool the family's commands use.
+  std::vector<std::filesystem::path> tool_dirs;
+};
+
+struct AuthorReport {
+  bool refused = false;
+  std::string refusal;  // the brief's problems, rendered
+  std::filesystem::path run_dir;
+  std::string branch;
+  std::vector<git::CommitInfo> commits;
+  agents::SessionResult session;
+};
+
+// Throws kd::Error for environment failures (a layer of the box, git, the model's setup).
+AuthorReport run_author(const AuthorOptions& options);
+
+// The campaign directory for a wiki's family: <run-root>/<campaign_tag>.
+std::filesystem::path campaign_dir(const std::filesystem::path& run_root,
+                                   const std::string& campaign_tag);
+
+}  // namespace kd::dispatcher
