@@ -4,6 +4,7 @@
 
 #include "audit/auditor.h"
 #include "audit/report.h"
+#include "audit/wiki_context.h"
 #include "common/policy_path.h"
 #include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
@@ -23,15 +24,23 @@ int cmd_audit(const Args& args) {
                                    {"branch"},
                                    {"receipts", true, true},
                                    {"policy"},
+                                   {"wiki"},
+                                   {"family"},
+                                   {"experiment"},
                                    {"json", false}});
   if (p.positional.empty())
     throw UsageError("expected at least one PATH (transcript, run directory or folder)");
+  // The binding and stub give the context; explicit flags override what they give.
   audit::AuditContext ctx;
+  if (p.has("wiki") || p.has("family") || p.has("experiment")) {
+    ctx = audit::context_from_wiki(p.required("wiki"), p.required("family"),
+                                   p.required("experiment"));
+  }
   if (p.has("worktree"))
     ctx.worktree = std::filesystem::absolute(p.get("worktree")).lexically_normal().string();
-  ctx.references = p.all("reference");
-  ctx.no_peek = p.all("no-peek");
-  ctx.plan = p.all("plan");
+  if (p.has("reference")) ctx.references = p.all("reference");
+  if (p.has("no-peek")) ctx.no_peek = p.all("no-peek");
+  if (p.has("plan")) ctx.plan = p.all("plan");
   if (p.has("bar")) {
     char* end = nullptr;
     std::string bar = p.get("bar");
@@ -46,9 +55,9 @@ int cmd_audit(const Args& args) {
       throw UsageError("--stub-committed must be an RFC 3339 time, got \"" + ctx.stub_committed +
                        "\"");
   }
-  ctx.repository = p.get("repo");
-  ctx.branch = p.get("branch");
-  ctx.receipt_dirs = p.all("receipts");
+  if (p.has("repo")) ctx.repository = p.get("repo");
+  if (p.has("branch")) ctx.branch = p.get("branch");
+  if (p.has("receipts")) ctx.receipt_dirs = p.all("receipts");
   audit::AuditPolicy policy = audit::load_audit_policy(
       p.has("policy") ? std::filesystem::path(p.get("policy")) : policy_file("audit.json"));
   std::vector<std::filesystem::path> inputs(p.positional.begin(), p.positional.end());

@@ -31,7 +31,7 @@ const Command kCommands[] = {
      "                [--chip ID] [--chips FILE] [--timeout S] [--json] -- CMD [ARG...]"},
     {"author", kd::cli::cmd_author,
      "author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]\n"
-     "                [--run-root DIR] [--supervise]"},
+     "                [--run-root DIR] [--supervise] [--tool-dir DIR]..."},
     {"verify", kd::cli::cmd_verify,
      "verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full] [--verify-cmd TEMPLATE]"},
     {"run", kd::cli::cmd_run,
@@ -42,7 +42,9 @@ const Command kCommands[] = {
     {"transcript", kd::cli::cmd_transcript, "transcript verify FILE"},
     {"audit", kd::cli::cmd_audit,
      "audit PATH... [--worktree DIR] [--reference PATH]... [--no-peek GLOB]...\n"
-     "                [--wiki DIR --family SLUG --experiment vNNN] [--json]"},
+     "                [--wiki DIR --family SLUG --experiment vNNN] [--plan ID]... [--bar X]\n"
+     "                [--stub-committed TIME] [--repo DIR] [--branch NAME] [--receipts DIR]...\n"
+     "                [--policy FILE] [--json]"},
     {"fake-llm", kd::cli::cmd_fake_llm, "fake-llm --script FILE [--listen 127.0.0.1:0]"},
     {"demo", kd::cli::cmd_demo, "demo [--run-root DIR]"},
 };

@@ -24,8 +24,9 @@ struct AuthorRun {
 
   explicit AuthorRun(const std::string& script) {
     // As root the box runs as the worktree's (unprivileged) owner, who must reach the bind sources.
-    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                    fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read |
+                                    fs::perms::group_exec | fs::perms::others_read |
+                                    fs::perms::others_exec);
     wiki = fs::path(dir.path()) / "wiki";
     dispatcher::materialize_example(wiki);
     chips = fs::path(dir.path()) / "chips.json";
@@ -78,6 +79,12 @@ TEST(AuthorCli, HonestAuthorCommitsEachCandidateAndFinishes) {
   EXPECT_LT(d, c);
   EXPECT_LT(c, f);
   EXPECT_NE(f, std::string::npos);
+
+  // Our own honest run audits clean, with the context taken from the wiki.
+  auto audit = test::run_kdispatch({"audit", run.run_dir().string(), "--wiki", run.wiki.string(),
+                                    "--family", "rms-norm", "--experiment", "v002"});
+  EXPECT_EQ(audit.exit_code, 0) << audit.out << audit.err;
+  EXPECT_EQ(audit.out.find("not checked"), std::string::npos) << audit.out;
 }
 
 }  // namespace
