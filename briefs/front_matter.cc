@@ -3,17 +3,10 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "common/text.h"
 
 namespace kd::briefs {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 [[noreturn]] void fail(std::string_view source, int line, const std::string& what) {
   throw Error(std::string(source) + ":" + std::to_string(line) + ": front matter: " + what);
@@ -69,14 +62,14 @@ std::string read_quoted(std::string_view& s, std::string_view source, int line) 
 // A plain scalar ends at " #" (a comment).
 std::string plain_scalar(std::string_view s) {
   if (size_t hash = s.find(" #"); hash != std::string_view::npos) s = s.substr(0, hash);
-  return std::string(trim(s));
+  return std::string(trim_blanks(s));
 }
 
 std::string scalar(std::string_view s, std::string_view source, int line) {
-  s = trim(s);
+  s = trim_blanks(s);
   if (!s.empty() && (s[0] == '"' || s[0] == '\'')) {
     std::string v = read_quoted(s, source, line);
-    s = trim(s);
+    s = trim_blanks(s);
     if (!s.empty() && s[0] != '#') fail(source, line, "text after closing quote");
     return v;
   }
@@ -88,7 +81,7 @@ std::vector<std::string> inline_list(std::string_view s, std::string_view source
   std::vector<std::string> items;
   s.remove_prefix(1);
   for (;;) {
-    s = trim(s);
+    s = trim_blanks(s);
     if (s.empty()) fail(source, line, "unterminated inline list");
     if (s[0] == ']') {
       s.remove_prefix(1);
@@ -100,18 +93,18 @@ std::vector<std::string> inline_list(std::string_view s, std::string_view source
     } else {
       size_t end = s.find_first_of(",]");
       if (end == std::string_view::npos) fail(source, line, "unterminated inline list");
-      item = std::string(trim(s.substr(0, end)));
+      item = std::string(trim_blanks(s.substr(0, end)));
       s.remove_prefix(end);
     }
     if (item.empty() && !s.empty() && s[0] == ',') fail(source, line, "empty inline list item");
     items.push_back(std::move(item));
-    s = trim(s);
+    s = trim_blanks(s);
     if (!s.empty() && s[0] == ',')
       s.remove_prefix(1);
     else if (s.empty() || s[0] != ']')
       fail(source, line, "expected ',' or ']' in inline list");
   }
-  s = trim(s);
+  s = trim_blanks(s);
   if (!s.empty() && s[0] != '#') fail(source, line, "text after inline list");
   return items;
 }
@@ -148,7 +141,7 @@ FrontMatter parse_front_matter(std::string_view yaml, std::string_view source, i
     std::string_view raw = yaml.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
     pos = nl == std::string_view::npos ? yaml.size() : nl + 1;
     ++line_no;
-    std::string_view line = trim(raw);
+    std::string_view line = trim_blanks(raw);
     if (line.empty() || line[0] == '#') continue;
     if (line[0] == '-' && (line.size() == 1 || line[1] == ' ')) {
       if (!open_block) fail(source, line_no, "list item without a key");
@@ -160,10 +153,10 @@ FrontMatter parse_front_matter(std::string_view yaml, std::string_view source, i
     size_t colon = line.find(": ");
     if (colon == std::string_view::npos && line.back() == ':') colon = line.size() - 1;
     if (colon == std::string_view::npos) fail(source, line_no, "expected 'key: value'");
-    std::string key(trim(line.substr(0, colon)));
+    std::string key(trim_blanks(line.substr(0, colon)));
     if (!valid_key(key)) fail(source, line_no, "invalid key " + quote(key));
     if (fm.find(key)) fail(source, line_no, "duplicate key " + quote(key));
-    std::string_view rest = trim(line.substr(colon + 1));
+    std::string_view rest = trim_blanks(line.substr(colon + 1));
     FrontValue v;
     if (!rest.empty() && rest[0] == '[') {
       v.is_list = true;

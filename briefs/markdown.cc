@@ -1,15 +1,9 @@
 #include "briefs/markdown.h"
 
+#include "common/text.h"
+
 namespace kd::briefs {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Iterates lines with their offsets.
 struct LineCursor {
@@ -45,7 +39,7 @@ struct FenceState {
     while (c && run < l.size() && l[run] == c)
       ++run;
     if (ch) {
-      if (indent < 4 && c == ch && run >= len && trim(l.substr(run)).empty()) ch = 0;
+      if (indent < 4 && c == ch && run >= len && trim_blanks(l.substr(run)).empty()) ch = 0;
       return true;
     }
     if (indent < 4 && c && run >= 3) {
@@ -79,12 +73,13 @@ std::vector<Section> scan_sections(std::string_view body, int first_line) {
       ++level;
     if (level == 0 || level > 6) continue;
     if (level < int(l.size()) && l[level] != ' ' && l[level] != '\t') continue;
-    std::string_view title = trim(l.substr(level));
+    std::string_view title = trim_blanks(l.substr(level));
     // A closing sequence of '#' is not part of the title when separated by a space.
     size_t h = title.size();
     while (h > 0 && title[h - 1] == '#')
       --h;
-    if (h < title.size() && (h == 0 || title[h - 1] == ' ')) title = trim(title.substr(0, h));
+    if (h < title.size() && (h == 0 || title[h - 1] == ' '))
+      title = trim_blanks(title.substr(0, h));
     out.push_back(Section{level, std::string(title), line_no, at, cur.pos, body.size()});
   }
   for (size_t i = 0; i < out.size(); ++i) {
@@ -112,7 +107,7 @@ std::string_view section_text(std::string_view body, const Section& s, bool with
     while (!t.empty() && (t.back() == '\n' || t.back() == ' ' || t.back() == '\t'))
       t.remove_suffix(1);
     size_t nl = t.rfind('\n');
-    std::string_view last = trim(nl == std::string_view::npos ? t : t.substr(nl + 1));
+    std::string_view last = trim_blanks(nl == std::string_view::npos ? t : t.substr(nl + 1));
     bool rule = last.size() >= 3 && last.find_first_not_of('-') == std::string_view::npos;
     if (!rule || (nl == std::string_view::npos && with_heading)) break;
     t = nl == std::string_view::npos ? std::string_view() : t.substr(0, nl);
@@ -122,7 +117,7 @@ std::string_view section_text(std::string_view body, const Section& s, bool with
   size_t first = 0;
   while (first < t.size()) {
     size_t nl = t.find('\n', first);
-    if (nl == std::string_view::npos || !trim(t.substr(first, nl - first)).empty()) break;
+    if (nl == std::string_view::npos || !trim_blanks(t.substr(first, nl - first)).empty()) break;
     first = nl + 1;
   }
   return t.substr(first);
@@ -139,7 +134,7 @@ std::optional<std::string> bold_paragraph(std::string_view text, std::string_vie
       para_start = true;
       continue;
     }
-    std::string_view l = trim(line);
+    std::string_view l = trim_blanks(line);
     if (l.empty()) {
       para_start = true;
       continue;
@@ -155,11 +150,11 @@ std::optional<std::string> bold_paragraph(std::string_view text, std::string_vie
     if (rest.substr(0, 2) != "**") continue;
     rest.remove_prefix(2);
     if (!rest.empty() && (rest[0] == ':' || rest[0] == '.')) rest.remove_prefix(1);
-    std::string out(trim(rest));
+    std::string out(trim_blanks(rest));
     // The paragraph continues until a blank line.
     std::string_view more;
     while (cur.next(more, at)) {
-      std::string_view m = trim(more);
+      std::string_view m = trim_blanks(more);
       if (m.empty()) break;
       if (!out.empty()) out += '\n';
       out += m;
@@ -179,12 +174,12 @@ std::vector<PlanItem> parse_plan(std::string_view text, int first_line) {
   while (cur.next(line, at)) {
     ++line_no;
     if (fence.consume(line)) continue;
-    std::string_view l = trim(line);
+    std::string_view l = trim_blanks(line);
     if (l.size() < 6 || (l[0] != '-' && l[0] != '*') || l[1] != ' ' || l[2] != '[' || l[4] != ']')
       continue;
     char mark = l[3];
     if (mark != ' ' && mark != 'x' && mark != 'X') continue;
-    std::string_view rest = trim(l.substr(5));
+    std::string_view rest = trim_blanks(l.substr(5));
     PlanItem item;
     item.checked = mark != ' ';
     item.line = line_no;
@@ -200,16 +195,16 @@ std::vector<PlanItem> parse_plan(std::string_view text, int first_line) {
       continue;
     }
     item.id = std::string(id);
-    std::string_view body = trim(rest.substr(colon + 1));
+    std::string_view body = trim_blanks(rest.substr(colon + 1));
     // "<what> — predict <signal>"; the em dash separates the two halves.
     static constexpr std::string_view kDash = "\xE2\x80\x94";
     size_t dash = body.rfind(kDash);
     while (dash != std::string_view::npos) {
-      std::string_view after = trim(body.substr(dash + kDash.size()));
+      std::string_view after = trim_blanks(body.substr(dash + kDash.size()));
       if (after.find("predict") != std::string_view::npos) {
-        if (after.substr(0, 8) == "predict ") after = trim(after.substr(8));
+        if (after.substr(0, 8) == "predict ") after = trim_blanks(after.substr(8));
         item.prediction = std::string(after);
-        body = trim(body.substr(0, dash));
+        body = trim_blanks(body.substr(0, dash));
         break;
       }
       dash = dash == 0 ? std::string_view::npos : body.rfind(kDash, dash - 1);

@@ -68,7 +68,8 @@ TEST_F(GitRepoTest, WorktreeCommitDiffSnapshotLifecycle) {
 
   EXPECT_EQ(diff_worktree(s.worktree, 1 << 20, "notes.txt").find("kernel.py"), std::string::npos);
   // A commit limited to one path leaves the other change uncommitted.
-  CommitInfo first = commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): notes — n/a", {"notes.txt"});
+  CommitInfo first =
+      commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): notes — n/a", {"notes.txt"});
   EXPECT_EQ(git_out(wt, {"status", "--porcelain"}), " M kernel.py");
   CommitInfo c = commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): scale by one — 1.0x");
   EXPECT_NE(first.sha, c.sha);
@@ -145,7 +146,8 @@ TEST_F(GitRepoTest, RedirectedDotGitIsRefused) {
 TEST_F(GitRepoTest, HugeFilesStayOutOfGit) {
   WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
   write_file_atomic(s.worktree / "trace.bin", std::string(4096, 'x'));
-  EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y", {}, 1024), Error);
+  EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y", {}, 1024),
+               Error);
 }
 
 }  // namespace
