@@ -40,8 +40,25 @@ bool running_as_root() {
   return ::geteuid() == 0;
 }
 
+// Where the planted worktrees live. Inside a box /tmp, /var/tmp, /run and /dev/shm are private
+// tmpfs mounts, so a worktree below one of them would have writable (if private) parents and
+// the "writes stay in the worktree" rows could not tell an escape from a tmpfs write: keep the
+// scratch root outside them, whichever folder the build tree sits in.
+std::string scratch_root() {
+  std::string build = KD_TEST_SCRATCH;
+  for (const char* tmpfs : {"/tmp/", "/var/tmp/", "/run/", "/dev/shm/"}) {
+    if ((build + "/").rfind(tmpfs, 0) == 0) {
+      std::string alt = "/var/lib/kdispatch-tests";
+      fs::create_directories(alt);
+      ::chmod(alt.c_str(), 0755);
+      return alt;
+    }
+  }
+  return build;
+}
+
 BatteryHost::BatteryHost(bool as_nobody) : nobody_(as_nobody) {
-  std::string tmpl = std::string(KD_TEST_SCRATCH) + "/battery-XXXXXX";
+  std::string tmpl = scratch_root() + "/battery-XXXXXX";
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
   root_ = tmpl;
   token_ = fs::path(root_).filename().string();
