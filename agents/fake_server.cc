@@ -671,8 +671,14 @@ FakeServer::FakeServer(FakeScript script, const std::string& listen, int threads
   auto addr = asio::ip::make_address(listen.substr(0, colon), ec);
   if (ec || !addr.is_loopback())
     throw Error("fake-llm --listen " + quote(listen) + ": only a loopback address is allowed");
-  unsigned long port = std::stoul(listen.substr(colon + 1));
-  if (port > 65535) throw Error("fake-llm --listen " + quote(listen) + ": port out of range");
+  std::string port_text = listen.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port_text) > 65535) {
+    throw Error("fake-llm --listen " + quote(listen) +
+                ": the port must be a number from 0 to 65535");
+  }
+  unsigned long port = std::stoul(port_text);
   tcp::endpoint ep(addr, static_cast<unsigned short>(port));
   auto& a = impl_->acceptor;
   a.open(ep.protocol());

@@ -157,6 +157,10 @@ TEST(FakeLlmCli, BadScriptIsRefusedNamingTheProblem) {
   auto l = kd::test::run_kdispatch({"fake-llm", "--script", script, "--listen", "0.0.0.0:0"});
   EXPECT_NE(l.exit_code, 0);
   EXPECT_NE(l.err.find("only a loopback address"), std::string::npos) << l.err;
+  auto port =
+      kd::test::run_kdispatch({"fake-llm", "--script", script, "--listen", "127.0.0.1:http"});
+  EXPECT_NE(port.exit_code, 0);
+  EXPECT_NE(port.err.find("the port must be a number"), std::string::npos) << port.err;
 }
 
 }  // namespace
