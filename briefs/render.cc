@@ -3,14 +3,11 @@
 #include <cstdio>
 
 #include "briefs/brief.h"
+#include "briefs/render_parts.h"
 #include "common/sha256.h"
 
 namespace kd::briefs {
 namespace {
-
-std::string code(const std::string& s) {
-  return "`" + s + "`";
-}
 
 std::string bar_number(double v) {
   char buf[32];
@@ -101,20 +98,7 @@ std::string Brief::markdown() const {
     m += std::to_string(i + 1) + ". " + code(reading[i].source) + " \xC2\xA7 " +
          reading[i].section + "\n";
   m += "\n";
-  for (size_t i = 0; i < reading.size(); ++i) {
-    const PastedPart& p = reading[i];
-    m += "### Part " + std::to_string(i + 1) + ": " + p.source + " \xC2\xA7 " + p.section + "\n\n";
-    m += "sha256 " + code(p.sha256) + "\n\n";
-    m += p.content + "\n\n";
-  }
-  if (!warnings.empty()) {
-    m += "## Warnings\n\n";
-    for (const auto& w : warnings)
-      m += "- " + w + "\n";
-    m += "\n";
-  }
-  while (m.size() > 1 && m[m.size() - 2] == '\n')
-    m.pop_back();
+  append_parts_and_warnings(m, reading, warnings);
   return m;
 }
 
@@ -193,6 +177,27 @@ nlohmann::json Brief::json() const {
 
 std::string Brief::sha256() const {
   return sha256_hex(markdown());
+}
+
+std::string code(const std::string& s) {
+  return "`" + s + "`";
+}
+
+void append_parts_and_warnings(std::string& m, const std::vector<PastedPart>& reading,
+                               const std::vector<std::string>& warnings) {
+  for (size_t i = 0; i < reading.size(); ++i) {
+    const PastedPart& p = reading[i];
+    m += "### Part " + std::to_string(i + 1) + ": " + p.source + " \xC2\xA7 " + p.section + "\n\n";
+    m += "sha256 " + code(p.sha256) + "\n\n" + p.content + "\n\n";
+  }
+  if (!warnings.empty()) {
+    m += "## Warnings\n\n";
+    for (const auto& w : warnings)
+      m += "- " + w + "\n";
+    m += "\n";
+  }
+  while (m.size() > 1 && m[m.size() - 2] == '\n')
+    m.pop_back();
 }
 
 }  // namespace kd::briefs

@@ -2,17 +2,11 @@
 
 #include <cstdio>
 
+#include "briefs/render_parts.h"
 #include "common/errors.h"
 #include "common/sha256.h"
 
 namespace kd::briefs {
-namespace {
-
-std::string code(const std::string& s) {
-  return "`" + s + "`";
-}
-
-}  // namespace
 
 VerifierBriefOutcome make_verifier_brief(const Brief& a, const VerifierInputs& in) {
   VerifierBriefOutcome out;
@@ -87,19 +81,7 @@ std::string VerifierBrief::markdown() const {
        "\n\n**Predicted signal.** " + predicted_signal + "\n\n**Falsification criterion.** " +
        falsification + "\n\n";
   m += "## Required reading\n\n";
-  for (size_t i = 0; i < reading.size(); ++i) {
-    const PastedPart& p = reading[i];
-    m += "### Part " + std::to_string(i + 1) + ": " + p.source + " \xC2\xA7 " + p.section + "\n\n";
-    m += "sha256 " + code(p.sha256) + "\n\n" + p.content + "\n\n";
-  }
-  if (!warnings.empty()) {
-    m += "## Warnings\n\n";
-    for (const auto& w : warnings)
-      m += "- " + w + "\n";
-    m += "\n";
-  }
-  while (m.size() > 1 && m[m.size() - 2] == '\n')
-    m.pop_back();
+  append_parts_and_warnings(m, reading, warnings);
   return m;
 }
 
