@@ -20,6 +20,7 @@
 #include "common/policy_path.h"
 #include "common/sha256.h"
 #include "dispatcher/author_tools.h"
+#include "dispatcher/box_user.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/journal.h"
 #include "sandbox/box.h"
@@ -30,26 +31,6 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-// As root the box runs as the worktree's owner and never as root: hand what the author may
-// write to an unprivileged user.
-constexpr uid_t kAuthorUid = 65534;
-constexpr gid_t kAuthorGid = 65534;
-
-void chown_tree(const fs::path& root) {
-  if (::geteuid() != 0) return;
-  auto own = [](const fs::path& p) {
-    if (::lchown(p.c_str(), kAuthorUid, kAuthorGid) != 0)
-      throw_sys("lchown", quote(p.string()), errno);
-  };
-  own(root);
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
-       ++it) {
-    if (it->path().filename() == ".git" && !it->is_directory())
-      continue;  // stays read-only, host's
-    own(it->path());
-  }
-}
 
 // no_peek globs name paths of the home repository, so they match paths in the worktree.
 std::vector<fs::path> expand_no_peek(const fs::path& worktree, const std::string& home_repo,
@@ -132,26 +113,38 @@ AuthorReport run_author(const AuthorOptions& o) {
   fs::create_directories(report.run_dir / "author");
   write_file_atomic(report.run_dir / "brief.md", brief.markdown());
   write_file_atomic(report.run_dir / "brief.json", brief.json().dump(2) + "\n");
-  Journal journal(campaign / "journal.jsonl");
+  JournalSet own_journals;
+  Journal& journal = (o.journals ? o.journals : &own_journals)->at(campaign);
   const std::string key = o.family + "/" + o.experiment;
+  std::optional<JournalRecord> dispatched;
+  if (o.resume) {
+    for (const auto& r : journal.records()) {
+      if (r.experiment == key && r.type == rec::kDispatched) dispatched = r;
+    }
+    if (!dispatched) throw Error("nothing to resume: the journal has no dispatch of " + key);
+  }
 
   git::ExperimentRef ref{wiki / brief.home_repo, wiki / brief.worktree,   o.family,
                          o.experiment,           bind.integration_branch, bind.campaign_tag};
-  git::WorktreeSetup wt = git::prepare_worktree(ref, std::nullopt);
+  git::WorktreeSetup wt = git::prepare_worktree(
+      ref, dispatched ? std::optional(dispatched->data.value("branch", "")) : std::nullopt);
+  if (dispatched) wt.base_commit = dispatched->data.value("base_commit", wt.base_commit);
   report.branch = wt.branch;
   fs::path artifact_dir =
       wiki / "raw/profiles" / bind.campaign_tag / (o.family + "-" + o.experiment) / "author";
   fs::create_directories(artifact_dir);
-  chown_tree(wt.worktree);
-  chown_tree(artifact_dir);
-  journal.append(rec::kDispatched, key,
-                 {{"branch", wt.branch},
-                  {"worktree", wt.worktree.string()},
-                  {"gitdir", wt.gitdir.string()},
-                  {"chip", chip.id},
-                  {"run_dir", report.run_dir.string()},
-                  {"brief_sha256", brief.sha256()},
-                  {"notes", wt.notes}});
+  hand_to_box_user(wt.worktree);
+  hand_to_box_user(artifact_dir);
+  if (!dispatched)
+    journal.append(rec::kDispatched, key,
+                   {{"branch", wt.branch},
+                    {"base_commit", wt.base_commit},
+                    {"worktree", wt.worktree.string()},
+                    {"gitdir", wt.gitdir.string()},
+                    {"chip", chip.id},
+                    {"run_dir", report.run_dir.string()},
+                    {"brief_sha256", brief.sha256()},
+                    {"notes", wt.notes}});
 
   sandbox::BoxSpec spec;
   spec.profile = sandbox::load_profile("author");
@@ -176,10 +169,9 @@ AuthorReport run_author(const AuthorOptions& o) {
   tc.experiment = o.experiment;
   tc.supervisor = supervisor ? &*supervisor : nullptr;
   tc.env["KD_ARTIFACT_DIR"] = artifact_dir.string();
-  std::string path;
-  for (const auto& d : o.tool_dirs)
-    path += fs::absolute(d).string() + ":";
-  if (!path.empty()) tc.env["PATH"] = path + "/usr/local/bin:/usr/bin:/bin";
+  tc.env.merge(tool_env(o.tool_dirs));
+  if (dispatched)
+    tc.existing_commits = git::branch_commits(ref.home_repo, wt.branch, wt.base_commit);
   tc.on_commit = [&](const git::CommitInfo& c, const std::string& candidate) {
     journal.append(rec::kCommitted, key,
                    {{"candidate", candidate}, {"sha", c.sha}, {"message", c.message}});
@@ -250,6 +242,7 @@ AuthorReport run_author(const AuthorOptions& o) {
               {"gitdir", wt.gitdir.string()},
               {"home_repo", (wiki / brief.home_repo).string()},
               {"integration_branch", bind.integration_branch},
+              {"base_commit", wt.base_commit},
               {"author_chip", chip.id},
               {"chips", o.chips ? o.chips->string() : ""},
               {"brief_sha256", brief.sha256()},

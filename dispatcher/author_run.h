@@ -10,6 +10,7 @@
 
 #include "agents/session.h"
 #include "dispatcher/git_repo.h"
+#include "dispatcher/journal.h"
 
 namespace kd::dispatcher {
 
@@ -25,6 +26,10 @@ struct AuthorOptions {
   bool supervise = false;
   // Read-only into the box at the same path, e.g. a CPU verify tool the family's commands use.
   std::vector<std::filesystem::path> tool_dirs;
+  JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here
+  // Continue the experiment's interrupted session (kdispatch run --resume): its branch, its
+  // commits and its transcript, from the journal's dispatched record.
+  bool resume = false;
 };
 
 struct AuthorReport {

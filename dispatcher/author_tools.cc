@@ -205,6 +205,16 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
   std::string full = message;
   if (!audit::has_exp_footer(full))
     full += "\n\nexp: " + cfg_.family + " " + cfg_.experiment + "\n";
+  {
+    // A call replayed after a resume (its turn was re-asked): the commit exists already, and a
+    // second one of the same candidate is never made.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!commits_.empty() && commits_.back().message == full &&
+        git::diff_worktree(cfg_.worktree, 1).empty()) {
+      json content = {{"sha", commits_.back().sha}, {"branch", cfg_.branch}};
+      return {content.dump(), false, json{{"sha", commits_.back().sha}, {"replayed", true}}, false};
+    }
+  }
   git::CommitInfo c = git::commit_all(cfg_.worktree, cfg_.gitdir, cfg_.branch, full, paths);
   if (cfg_.on_commit) cfg_.on_commit(c, subject.candidate);
   {

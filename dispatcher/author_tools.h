@@ -32,11 +32,13 @@ struct AuthorToolConfig {
   std::function<void(const git::CommitInfo&, const std::string& candidate)> on_commit;
   double chip_wait_s = 3600;  // how long run_on_chip waits for a busy chip before giving up
   std::map<std::string, std::string> env;  // set for every command (e.g. KD_ARTIFACT_DIR, PATH)
+  std::vector<git::CommitInfo> existing_commits;  // a resumed session's commits on the branch
 };
 
 class AuthorToolHost : public agents::ToolHost {
  public:
-  explicit AuthorToolHost(AuthorToolConfig config) : cfg_(std::move(config)) {}
+  explicit AuthorToolHost(AuthorToolConfig config)
+      : cfg_(std::move(config)), commits_(cfg_.existing_commits) {}
   agents::ToolOutcome call(const agents::ToolCall& call) override;
 
   std::vector<git::CommitInfo> commits() const;

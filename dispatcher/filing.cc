@@ -14,7 +14,24 @@ std::string clean_field(std::string s) {
 
 }  // namespace
 
+std::string filing_sections(const FilingInput& in) {
+  std::string out = "## Candidate ledger\n\n" + in.ledger_markdown + "\n\n## Final candidate\n\n" +
+                    in.final_candidate + "\n\n" + in.verifier_sections + "\n\n## Verdict\n\n**" +
+                    in.verdict + "** (kdispatch, fixed rules)\n\n";
+  for (const auto& r : in.reasons)
+    out += "- " + r + "\n";
+  out += "\nReceipt: `" + in.receipt_path + "` (sha256 " + in.receipt_sha256 + ")\n";
+  for (const auto& h : in.transcript_heads)
+    out += "Transcript head: " + h + "\n";
+  return out;
+}
+
 std::string file_page(std::string_view page, const FilingInput& in) {
+  return file_page(page, in.verdict, in.receipt_path, filing_sections(in));
+}
+
+std::string file_page(std::string_view page, const std::string& verdict,
+                      const std::string& receipt_path, std::string_view sections) {
   bool crlf = page.find("\r\n") != std::string_view::npos;
   std::string eol = crlf ? "\r\n" : "\n";
   size_t start = page.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
@@ -38,8 +55,8 @@ std::string file_page(std::string_view page, const FilingInput& in) {
         throw Error("experiment page is not in progress (" + line + "); a filed page is immutable");
       }
       status_seen = true;
-      line = "status: filed" + eol + "verdict: " + in.verdict + eol +
-             "verified_by: kdispatch-verifier" + eol + "verification_receipt: " + in.receipt_path;
+      line = "status: filed" + eol + "verdict: " + verdict + eol +
+             "verified_by: kdispatch-verifier" + eol + "verification_receipt: " + receipt_path;
     }
     out_front += line;
     if (pos < front.size() || nl != std::string::npos) out_front += eol;
@@ -47,15 +64,7 @@ std::string file_page(std::string_view page, const FilingInput& in) {
   if (!status_seen) throw Error("experiment page front matter has no status");
 
   // Built with "\n", then converted, so a CRLF page stays CRLF throughout.
-  std::string appended = "\n## Candidate ledger\n\n" + in.ledger_markdown +
-                         "\n\n## Final candidate\n\n" + in.final_candidate + "\n\n" +
-                         in.verifier_sections + "\n\n## Verdict\n\n**" + in.verdict +
-                         "** (kdispatch, fixed rules)\n\n";
-  for (const auto& r : in.reasons)
-    appended += "- " + r + "\n";
-  appended += "\nReceipt: `" + in.receipt_path + "` (sha256 " + in.receipt_sha256 + ")\n";
-  for (const auto& h : in.transcript_heads)
-    appended += "Transcript head: " + h + "\n";
+  std::string appended = "\n" + std::string(sections);
   if (crlf) {
     std::string converted;
     for (char c : appended) {

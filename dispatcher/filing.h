@@ -20,9 +20,16 @@ struct FilingInput {
   std::vector<std::string> transcript_heads;  // "author <hex>", "verifier <hex>"
 };
 
+// The sections filing appends (ledger, final candidate, verifier sections, verdict, receipt,
+// transcript heads): also the body of the filing proposal written beside every outcome.
+std::string filing_sections(const FilingInput& in);
+
 // Returns the filed page. Throws kd::Error when the page has no front matter, is not
 // `status: in_progress`, or already carries a verdict.
 std::string file_page(std::string_view page, const FilingInput& in);
+// The same with the sections already rendered (a filing proposal applied as proposed).
+std::string file_page(std::string_view page, const std::string& verdict,
+                      const std::string& receipt_path, std::string_view sections);
 
 struct ResultsRow {
   std::string exp_id, date, p50_ms, speedup, tflops, roofline_util, parity, klass, activity, status,

@@ -214,10 +214,12 @@ WorktreeSetup prepare_worktree(const ExperimentRef& ref,
   return out;
 }
 
-CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
-                      const std::string& branch, const std::string& message,
-                      const std::vector<std::string>& paths, std::uint64_t max_file_bytes) {
-  check_dot_git(worktree, gitdir);
+namespace {
+
+// Stages `paths` (every change when empty) and commits on HEAD, which must be `branch`.
+CommitInfo commit_on_head(const std::filesystem::path& worktree, const std::string& branch,
+                          const std::string& message, const std::vector<std::string>& paths,
+                          std::uint64_t max_file_bytes, const char* signer) {
   Repo repo = open_repo(worktree);
   git_reference* head = nullptr;
   check(git_repository_head(&head, repo.get()), "git_repository_head", quote(worktree.string()));
@@ -260,8 +262,8 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
   check(git_tree_lookup(&tree_raw, repo.get(), &tree_id), "git_tree_lookup", oid_hex(&tree_id));
   Tree tree(tree_raw);
   git_signature* sig_raw = nullptr;
-  check(git_signature_now(&sig_raw, "kdispatch author", "author@kdispatch.invalid"),
-        "git_signature_now", "author");
+  check(git_signature_now(&sig_raw, signer, "kdispatch@kdispatch.invalid"), "git_signature_now",
+        signer);
   Sig sig(sig_raw);
   git_oid id;
   const git_commit* parents[] = {parent.get()};
@@ -269,6 +271,22 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
                           tree.get(), 1, parents),
         "git_commit_create", branch);
   return {oid_hex(&id), message, static_cast<std::int64_t>(sig->when.time)};
+}
+
+}  // namespace
+
+CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,
+                      const std::string& branch, const std::string& message,
+                      const std::vector<std::string>& paths, std::uint64_t max_file_bytes) {
+  check_dot_git(worktree, gitdir);
+  return commit_on_head(worktree, branch, message, paths, max_file_bytes, "kdispatch author");
+}
+
+CommitInfo commit_files(const std::filesystem::path& repo, const std::vector<std::string>& paths,
+                        const std::string& message) {
+  auto [sha, branch] = head_of(repo);
+  if (branch.empty()) throw Error("repository " + quote(repo.string()) + " has a detached HEAD");
+  return commit_on_head(repo, branch, message, paths, 64ull << 20, "kdispatch");
 }
 
 std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes,
@@ -330,7 +348,10 @@ std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo_path,
   Walk walk(w);
   git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
   check(git_revwalk_push_ref(w, ("refs/heads/" + branch).c_str()), "git_revwalk_push_ref", branch);
-  check(git_revwalk_hide_ref(w, ("refs/heads/" + base).c_str()), "git_revwalk_hide_ref", base);
+  git_object* base_obj = nullptr;
+  check(git_revparse_single(&base_obj, repo.get(), base.c_str()), "git_revparse_single", base);
+  Object owned_base(base_obj);
+  check(git_revwalk_hide(w, git_object_id(base_obj)), "git_revwalk_hide", base);
   std::vector<CommitInfo> out;
   git_oid oid;
   while (git_revwalk_next(&oid, w) == 0) {
@@ -354,6 +375,25 @@ std::pair<std::string, std::string> head_of(const std::filesystem::path& repo_pa
   std::string branch =
       git_repository_head_detached(repo.get()) == 1 ? "" : git_reference_shorthand(head);
   return {oid_hex(git_object_id(obj)), branch};
+}
+
+}  // namespace kd::dispatcher::git
+
+namespace kd::dispatcher::git {
+
+std::optional<std::string> file_at(const std::filesystem::path& repo_path, const std::string& rev,
+                                   const std::string& path) {
+  Repo repo = open_repo(repo_path);
+  git_object* obj = nullptr;
+  std::string spec = rev + ":" + path;
+  int rc = git_revparse_single(&obj, repo.get(), spec.c_str());
+  if (rc == GIT_ENOTFOUND) return std::nullopt;
+  check(rc, "git_revparse_single", quote(spec));
+  Object owned(obj);
+  if (git_object_type(obj) != GIT_OBJECT_BLOB) return std::nullopt;
+  auto* blob = reinterpret_cast<git_blob*>(obj);
+  return std::string(static_cast<const char*>(git_blob_rawcontent(blob)),
+                     static_cast<size_t>(git_blob_rawsize(blob)));
 }
 
 }  // namespace kd::dispatcher::git

@@ -50,6 +50,11 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
                       const std::vector<std::string>& paths = {},
                       std::uint64_t max_file_bytes = 64ull << 20);
 
+// Commits exactly `paths` of an ordinary repository on its current branch (filing a verdict
+// into the wiki).
+CommitInfo commit_files(const std::filesystem::path& repo, const std::vector<std::string>& paths,
+                        const std::string& message);
+
 // The worktree's changes against HEAD (untracked files included) as a patch, cut at max_bytes;
 // `pathspec` limits it to one path.
 std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max_bytes,
@@ -59,12 +64,17 @@ std::string diff_worktree(const std::filesystem::path& worktree, std::size_t max
 void snapshot_commit(const std::filesystem::path& repo, const std::string& sha,
                      const std::filesystem::path& dest);
 
-// Commits on `branch` that are not on `base`, oldest first.
+// Commits on `branch` that are not reachable from `base` (a branch or a SHA), oldest first.
 std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo, const std::string& branch,
                                        const std::string& base);
 
 // The commit HEAD of `repo` points at, and the name of the branch it is on ("" when detached).
 std::pair<std::string, std::string> head_of(const std::filesystem::path& repo);
+
+// The bytes of `path` in revision `rev` (a SHA or a branch); nullopt when the path is absent there
+// or not a file.
+std::optional<std::string> file_at(const std::filesystem::path& repo, const std::string& rev,
+                                   const std::string& path);
 
 // Whether a local branch exists.
 bool branch_exists(const std::filesystem::path& repo, const std::string& branch);

@@ -4,25 +4,20 @@
 #include "dispatcher/author_run.h"
 #include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
+#include "dispatcher/cli/model_args.h"
 
 namespace kd::cli {
 
 // kdispatch author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]
-//                  [--run-root DIR] [--supervise] [--tool-dir DIR]...
+//                  [--run-root DIR] [--supervise] [--tool-dir DIR]... [--max-turns N] [--max-cost
+//                  USD]
 int cmd_author(const Args& args) {
-  ParsedArgs p = parse_args(args, {{"wiki"},
-                                   {"family"},
-                                   {"experiment"},
-                                   {"provider"},
-                                   {"model"},
-                                   {"base-url"},
-                                   {"script"},
-                                   {"chip"},
-                                   {"chips"},
-                                   {"run-root"},
-                                   {"supervise", false},
-                                   {"tool-dir", true, true},
-                                   {"max-turns"}});
+  std::vector<OptSpec> specs = {
+      {"wiki"},  {"family"},   {"experiment"},       {"chip"},
+      {"chips"}, {"run-root"}, {"supervise", false}, {"tool-dir", true, true}};
+  for (auto& s : model_option_specs())
+    specs.push_back(s);
+  ParsedArgs p = parse_args(args, specs);
   if (!p.positional.empty()) throw UsageError("unexpected argument " + p.positional[0]);
   dispatcher::AuthorOptions o;
   o.wiki = p.required("wiki");
@@ -31,22 +26,11 @@ int cmd_author(const Args& args) {
   if (p.has("chips")) o.chips = p.get("chips");
   if (p.has("chip")) o.chip = p.get("chip");
   o.run_root = p.get("run-root", "run-root");
-  o.model.provider = p.get("provider", "fake");
-  o.model.model = p.get("model");
-  o.model.base_url = p.get("base-url");
-  o.model.script = p.get("script");
-  if (o.model.provider == "fake" && o.model.script.empty())
-    throw UsageError("--provider fake needs --script FILE");
+  o.model = model_config(p);
+  o.budgets = session_budgets(p);
   o.supervise = p.has("supervise");
   for (const auto& d : p.all("tool-dir"))
     o.tool_dirs.emplace_back(d);
-  if (p.has("max-turns")) {
-    try {
-      o.budgets.max_turns = std::stoi(p.get("max-turns"));
-    } catch (const std::exception&) {
-      throw UsageError("--max-turns needs a number");
-    }
-  }
 
   dispatcher::AuthorReport r = dispatcher::run_author(o);
   if (r.refused) {

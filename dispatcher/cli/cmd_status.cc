@@ -43,8 +43,7 @@ int cmd_status(const Args& args) {
   }
   std::string now = now_ts();
   for (const auto& path : journals) {
-    dispatcher::Journal journal(path);
-    auto states = dispatcher::fold_journal(journal.records());
+    auto states = dispatcher::fold_journal(dispatcher::Journal::read(path));
     size_t done = 0;
     for (const auto& s : states)
       done += s.done();

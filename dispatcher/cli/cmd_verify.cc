@@ -1,11 +1,48 @@
-#include "common/errors.h"
+#include <cstdio>
+
+#include "common/exit_codes.h"
+#include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
+#include "dispatcher/verify_run.h"
 
 namespace kd::cli {
 
-// Placeholder until this command's issue lands.
-int cmd_verify(const Args&) {
-  throw Error("not implemented yet");
+// kdispatch verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full]
+//                  [--verify-cmd TEMPLATE] [--tool-dir DIR]... [--file] [--json]
+// Exit 0 for a verdict the receipt carries (supported, refuted), 2 for invalid or inconclusive.
+int cmd_verify(const Args& args) {
+  ParsedArgs p = parse_args(args, {{"run"},
+                                   {"chip"},
+                                   {"chips"},
+                                   {"mode"},
+                                   {"verify-cmd"},
+                                   {"tool-dir", true, true},
+                                   {"file", false},
+                                   {"json", false}});
+  if (!p.positional.empty()) throw UsageError("unexpected argument " + p.positional[0]);
+  dispatcher::VerifyOptions o;
+  o.run_dir = p.required("run");
+  if (p.has("chip")) o.chip = p.get("chip");
+  if (p.has("chips")) o.chips = p.get("chips");
+  o.mode = p.get("mode", "full");
+  if (o.mode != "screen" && o.mode != "full") throw UsageError("--mode is screen or full");
+  if (p.has("verify-cmd")) o.verify_cmd = p.get("verify-cmd");
+  for (const auto& d : p.all("tool-dir"))
+    o.tool_dirs.emplace_back(d);
+  o.file = p.has("file");
+
+  dispatcher::VerifyReport r = dispatcher::run_verify(o);
+  if (p.has("json")) {
+    std::printf("%s\n", r.outcome.dump(2).c_str());
+  } else {
+    std::printf("%s: %s%s\n", r.experiment.c_str(), r.verdict.c_str(),
+                r.reused ? " (recorded earlier; nothing ran again)" : "");
+    for (const auto& reason : r.reasons)
+      std::printf("  - %s\n", reason.c_str());
+    std::printf("outcome %s\n", r.outcome_path.c_str());
+    if (o.file) std::printf("filed into the wiki\n");
+  }
+  return r.verdict == "supported" || r.verdict == "refuted" ? kExitOk : kExitRefused;
 }
 
 }  // namespace kd::cli

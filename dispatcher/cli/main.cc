@@ -20,7 +20,8 @@ struct Command {
 };
 
 constexpr std::string_view kModel =
-    "MODEL = --provider anthropic|openai|fake [--model NAME] [--base-url URL] [--script FILE]";
+    "MODEL = --provider anthropic|openai|fake [--model NAME] [--base-url URL] [--script FILE]\n"
+    "BUDGET = [--max-turns N] [--max-cost USD]   (per author session)";
 
 const Command kCommands[] = {
     {"brief", kd::cli::cmd_brief,
@@ -31,12 +32,15 @@ const Command kCommands[] = {
      "                [--chip ID] [--chips FILE] [--timeout S] [--json] -- CMD [ARG...]"},
     {"author", kd::cli::cmd_author,
      "author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]\n"
-     "                [--run-root DIR] [--supervise] [--tool-dir DIR]..."},
+     "                [--run-root DIR] [--supervise] [--tool-dir DIR]... [BUDGET]"},
     {"verify", kd::cli::cmd_verify,
-     "verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full] [--verify-cmd TEMPLATE]"},
+     "verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full] [--verify-cmd TEMPLATE]\n"
+     "                [--tool-dir DIR]... [--file] [--json]"},
     {"run", kd::cli::cmd_run,
      "run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]\n"
-     "                [--verify-cmd TEMPLATE] [--resume]"},
+     "                [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume]\n"
+     "                [--file] [--parallel N] [--status-every S] [BUDGET] [--max-campaign-cost "
+     "USD]"},
     {"status", kd::cli::cmd_status, "status [--run-root DIR]"},
     {"receipt", kd::cli::cmd_receipt, "receipt verify FILE"},
     {"transcript", kd::cli::cmd_transcript, "transcript verify FILE"},

@@ -1,0 +1,215 @@
+#include "dispatcher/campaign.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <semaphore>
+#include <thread>
+
+#include "briefs/queue.h"
+#include "common/chips.h"
+#include "common/errors.h"
+#include "dispatcher/author_run.h"
+#include "dispatcher/campaign_state.h"
+#include "dispatcher/verify_run.h"
+
+namespace kd::dispatcher {
+namespace {
+
+namespace fs = std::filesystem;
+
+double cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+std::string now_ts() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+class Campaign {
+ public:
+  Campaign(const CampaignOptions& o, const std::atomic<bool>& stop) : o_(o), stop_(stop) {
+    // Every journal already under the run root: the state a resume continues from.
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(o_.run_root, ec)) {
+      if (fs::is_regular_file(e.path() / "journal.jsonl")) journals_.at(e.path());
+    }
+  }
+
+  CampaignReport run() {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<briefs::QueuedExperiment> queue =
+        briefs::in_progress_experiments(o_.wiki, o_.families);
+    report_.experiments.resize(queue.size());
+    std::map<std::string, std::vector<size_t>> by_family;
+    for (size_t i = 0; i < queue.size(); ++i)
+      by_family[queue[i].family].push_back(i);
+
+    int parallel = o_.parallel;
+    if (parallel <= 0)
+      parallel = static_cast<int>(load_chip_inventory_or_default(o_.chips).chips.size());
+    std::counting_semaphore<> slots(std::max(parallel, 1));
+    std::thread ticker([this] { tick(); });
+    std::vector<std::thread> workers;
+    for (auto& [family, items] : by_family) {
+      workers.emplace_back([&, items = items] {
+        for (size_t i : items) {
+          slots.acquire();
+          report_.experiments[i] = one(queue[i]);
+          slots.release();
+        }
+      });
+    }
+    for (auto& w : workers)
+      w.join();
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    ticker.join();
+    report_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report_.cpu_s = cpu_seconds();
+    return report_;
+  }
+
+ private:
+  // The journal's view of one experiment, if any.
+  std::optional<ExperimentState> state_of(const std::string& key) {
+    for (Journal* j : journals_.all()) {
+      for (auto& s : fold_journal(j->records())) {
+        if (s.experiment == key) return s;
+      }
+    }
+    return std::nullopt;
+  }
+
+  double spent() {
+    double total = 0;
+    for (Journal* j : journals_.all()) {
+      for (const auto& s : fold_journal(j->records()))
+        total += s.cost_usd;
+    }
+    return total;
+  }
+
+  ExperimentOutcome one(const briefs::QueuedExperiment& q) {
+    ExperimentOutcome out;
+    out.experiment = q.family + "/" + q.experiment;
+    if (!q.problem.empty()) {
+      out.verdict = "refused";
+      out.reasons = {q.problem};
+      return out;
+    }
+    std::optional<ExperimentState> state = state_of(out.experiment);
+    if (state && state->done()) {
+      out.verdict = state->verdict;
+      out.run_dir = state->run_dir;
+      out.earlier = true;
+      return out;
+    }
+    if (state && !o_.resume) {
+      out.verdict = "refused";
+      out.reasons = {"the journal holds unfinished work of this experiment (" + state->phase +
+                     "); continue it with --resume"};
+      return out;
+    }
+    bool authored =
+        state && (state->phase == rec::kFinished || state->phase == rec::kVerifyStarted ||
+                  state->phase == rec::kReceiptValidated);
+    if (!state && (stop_.load() || over_budget())) {
+      out.verdict = "not dispatched";
+      out.reasons = {stop_.load() ? "stop requested" : "campaign cost budget spent"};
+      std::lock_guard lock(mu_);
+      report_.stopped = true;
+      return out;
+    }
+    try {
+      if (!authored) {
+        AuthorOptions a;
+        a.wiki = o_.wiki;
+        a.family = q.family;
+        a.experiment = q.experiment;
+        a.chips = o_.chips;
+        a.run_root = o_.run_root;
+        a.model = o_.model;
+        a.budgets = o_.budgets;
+        a.tool_dirs = o_.tool_dirs;
+        a.journals = &journals_;
+        a.resume = state.has_value();
+        AuthorReport r = run_author(a);
+        if (r.refused) {
+          out.verdict = "refused";
+          out.reasons = {r.refusal};
+          return out;
+        }
+        out.run_dir = r.run_dir;
+      } else {
+        out.run_dir = state->run_dir;
+      }
+      VerifyOptions v;
+      v.run_dir = out.run_dir;
+      v.chips = o_.chips;
+      v.mode = o_.mode;
+      v.verify_cmd = o_.verify_cmd;
+      v.tool_dirs = o_.tool_dirs;
+      v.file = o_.file;
+      v.journals = &journals_;
+      VerifyReport vr = run_verify(v);
+      out.verdict = vr.verdict;
+      out.reasons = vr.reasons;
+    } catch (const Error& e) {
+      out.verdict = "error";
+      out.reasons = {e.what()};
+    }
+    return out;
+  }
+
+  bool over_budget() { return o_.max_campaign_cost_usd > 0 && spent() >= o_.max_campaign_cost_usd; }
+
+  void tick() {
+    auto emit = o_.on_status ? o_.on_status : [](const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    };
+    std::unique_lock lock(mu_);
+    auto period = std::chrono::duration<double>(o_.status_interval_s);
+    while (!cv_.wait_for(lock, period, [this] { return done_; })) {
+      lock.unlock();
+      std::string now = now_ts();
+      for (Journal* j : journals_.all()) {
+        for (const auto& s : fold_journal(j->records())) {
+          if (!s.done()) emit(status_line(s, now));
+        }
+      }
+      lock.lock();
+    }
+  }
+
+  const CampaignOptions& o_;
+  const std::atomic<bool>& stop_;
+  JournalSet journals_;
+  CampaignReport report_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+CampaignReport run_campaign(const CampaignOptions& options, const std::atomic<bool>& stop) {
+  return Campaign(options, stop).run();
+}
+
+}  // namespace kd::dispatcher

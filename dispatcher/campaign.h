@@ -1,0 +1,56 @@
+// The overnight loop (`kdispatch run`, DESIGN §7, §10): every committed in_progress experiment of
+// the wiki (or of the named families) goes author -> verifier -> verdict. Families run in
+// parallel, each family's experiments one after another; every state change is journalled, so
+// a campaign killed at any point is finished by running it again with `resume`.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/session.h"
+
+namespace kd::dispatcher {
+
+struct CampaignOptions {
+  std::filesystem::path wiki;
+  std::vector<std::string> families;           // empty: every family with a queued experiment
+  std::optional<std::filesystem::path> chips;  // inventory; default policies/chips.json
+  std::filesystem::path run_root = "run-root";
+  agents::ModelConfig model;
+  agents::Budgets budgets;           // per author session
+  double max_campaign_cost_usd = 0;  // > 0: no new dispatch once the campaign has spent this
+  std::optional<std::string> verify_cmd;
+  std::string mode = "full";
+  std::vector<std::filesystem::path> tool_dirs;
+  bool resume = false;  // continue experiments the journal shows unfinished
+  bool file = false;    // file each verdict into the wiki
+  int parallel = 0;     // families at once; 0: the number of chips in the inventory
+  double status_interval_s = 15;
+  // One status line per active session, every status_interval_s (default: stderr).
+  std::function<void(const std::string&)> on_status;
+};
+
+struct ExperimentOutcome {
+  std::string experiment;  // <slug>/vNNN
+  std::string verdict;     // supported | refuted | inconclusive | invalid | refused | error
+  std::vector<std::string> reasons;
+  std::filesystem::path run_dir;
+  bool earlier = false;  // the journal already held its verdict
+};
+
+struct CampaignReport {
+  std::vector<ExperimentOutcome> experiments;  // in queue order
+  bool stopped = false;                        // a stop request left work undispatched
+  double wall_s = 0;
+  double cpu_s = 0;  // this process's own user+system time
+};
+
+// `stop` is polled between experiments: once set, nothing new is dispatched and the experiments
+// in flight finish.
+CampaignReport run_campaign(const CampaignOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace kd::dispatcher

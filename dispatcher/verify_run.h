@@ -1,0 +1,41 @@
+// One verification (`kdispatch verify`, DESIGN §8): the final candidate commit frozen into a
+// snapshot, the verify command in the verifier's box on a chip other than the author's (locked
+// for the whole verification), the receipt written where the author can never write, then the
+// verdict by fixed rules into <run>/outcome.json and a filing proposal.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dispatcher/journal.h"
+
+namespace kd::dispatcher {
+
+struct VerifyOptions {
+  std::filesystem::path run_dir;    // <run-root>/<campaign>/<slug>-<vNNN>, made by the author phase
+  std::optional<std::string> chip;  // the verifier's chip; default: another free one
+  std::optional<std::filesystem::path> chips;    // inventory; default the run's, else policies/
+  std::string mode = "full";                     // screen | full
+  std::optional<std::string> verify_cmd;         // else the binding's verify_command, else kgate
+  std::vector<std::filesystem::path> tool_dirs;  // read-only into the box, first on its PATH
+  bool file = false;               // file the verdict into the wiki (page + RESULTS.tsv, committed)
+  JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here
+};
+
+struct VerifyReport {
+  std::string experiment;  // <slug>/vNNN
+  std::string verdict;     // supported | refuted | inconclusive | invalid
+  std::vector<std::string> reasons;
+  bool reused = false;  // the journal already held this verdict: nothing ran again
+  std::filesystem::path outcome_path;
+  nlohmann::json outcome;
+};
+
+// Throws kd::Error for environment failures (no run, git, a layer of the box). Everything the
+// author or the verify command did wrong ends in a verdict with its reasons.
+VerifyReport run_verify(const VerifyOptions& options);
+
+}  // namespace kd::dispatcher
