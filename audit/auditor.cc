@@ -565,7 +565,11 @@ void audit_outcome(const fs::path& run, FileAudit& audit) {
   if (!doc.is_object() || str_of(doc, "verdict") != "supported") return;
   std::optional<double> bar = audit.context().bar;
   if (doc.contains("bar") && doc["bar"].is_number()) bar = doc["bar"].get<double>();
-  audit.check_supported(str_of(doc, "receipt"), bar, 0, "run outcome " + quote(outcome.string()));
+  // kdispatch writes {"receipt": {"path": ...}}; a bare path is accepted too.
+  std::string receipt = doc.contains("receipt") && doc["receipt"].is_object()
+                            ? str_of(doc["receipt"], "path")
+                            : str_of(doc, "receipt");
+  audit.check_supported(receipt, bar, 0, "run outcome " + quote(outcome.string()));
 }
 
 }  // namespace
