@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -28,7 +28,8 @@ void prepare_root(const fs::path& root) {
   std::error_code ec;
   if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
     if (!fs::exists(root / kMarker))
-      throw Error(quote(root.string()) + " is not empty and not a previous demo; refusing to reuse it");
+      throw Error(quote(root.string()) +
+                  " is not empty and not a previous demo; refusing to reuse it");
     fs::remove_all(root, ec);
     if (ec) throw Error("remove_all(" + quote(root.string()) + "): " + ec.message());
   }
@@ -124,13 +125,12 @@ DemoRow one_author(const fs::path& root, const std::string& author, const fs::pa
   row.transcript_head = outcome["transcript_heads"].value("author", "");
   row.blocked = blocked_calls(e.run_dir / "author/transcript.jsonl");
 
-  audit::AuditContext ctx =
-      audit::context_from_wiki(row.wiki, kExampleFamily, kExampleExperiment);
+  audit::AuditContext ctx = audit::context_from_wiki(row.wiki, kExampleFamily, kExampleExperiment);
   audit::AuditReport a =
       audit::run_audit({e.run_dir}, ctx, audit::load_audit_policy(policy_file("audit.json")));
   for (const auto& f : a.findings)
-    row.audit_violations += f.severity == audit::Severity::Violation ||
-                            f.severity == audit::Severity::Fabrication;
+    row.audit_violations +=
+        f.severity == audit::Severity::Violation || f.severity == audit::Severity::Fabrication;
   row.audit = a.findings.empty() ? "clean"
                                  : std::to_string(a.findings.size()) + " findings (" +
                                        std::to_string(row.audit_violations) + " violations)";
@@ -144,11 +144,12 @@ std::vector<DemoRow> run_demo(const fs::path& root_in) {
   prepare_root(root);
   // Two CPU chips, simulated by their lock files (the people's `flock` convention).
   fs::path chips = root / "chips.json";
-  write_file_atomic(chips, json{{"chips",
-                                 {{{"id", "0"}, {"kind", "cpu"}, {"lock", root / "cpu-chip-0.lock"}},
-                                  {{"id", "1"}, {"kind", "cpu"}, {"lock", root / "cpu-chip-1.lock"}}}}}
-                                   .dump(2) +
-                               "\n");
+  write_file_atomic(chips,
+                    json{{"chips",
+                          {{{"id", "0"}, {"kind", "cpu"}, {"lock", root / "cpu-chip-0.lock"}},
+                           {{"id", "1"}, {"kind", "cpu"}, {"lock", root / "cpu-chip-1.lock"}}}}}
+                            .dump(2) +
+                        "\n");
   return {one_author(root, "honest", chips), one_author(root, "cheating", chips)};
 }
 
