@@ -54,9 +54,7 @@ std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& reco
       s.receipt = d;
     } else if (r.type == rec::kVerdict) {
       s.verdict = d.value("verdict", "");
-    } else if (r.type == rec::kRefused) {
-      s.verdict = "refused";
-    }
+}
   }
   return out;
 }

@@ -20,7 +20,6 @@ inline constexpr const char* kFinished = "finished";       // end_reason, final 
 inline constexpr const char* kVerifyStarted = "verify_started";  // chip, snapshot sha
 inline constexpr const char* kReceiptValidated = "receipt_validated";
 inline constexpr const char* kVerdict = "verdict";  // verdict, reasons
-inline constexpr const char* kRefused = "refused";  // the brief was refused
 }  // namespace rec
 
 struct ExperimentState {
@@ -37,7 +36,7 @@ struct ExperimentState {
   nlohmann::json finished;  // the finished record's data, or null
   nlohmann::json receipt;   // receipt_validated data, or null
   std::string verdict;
-  bool done() const { return phase == rec::kVerdict || phase == rec::kRefused; }
+  bool done() const { return phase == rec::kVerdict; }
 };
 
 // Experiments in the order they were first dispatched.

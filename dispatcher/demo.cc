@@ -26,13 +26,11 @@ constexpr const char* kMarker = ".kdispatch-demo";
 
 void prepare_root(const fs::path& root) {
   std::error_code ec;
-  if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
-    if (!fs::exists(root / kMarker))
-      throw Error(quote(root.string()) +
-                  " is not empty and not a previous demo; refusing to reuse it");
-    fs::remove_all(root, ec);
-    if (ec) throw Error("remove_all(" + quote(root.string()) + "): " + ec.message());
-  }
+  if (!demo_root_usable(root))
+    throw Error(quote(root.string()) +
+                " is not empty and not a previous demo; refusing to reuse it");
+  fs::remove_all(root, ec);
+  if (ec) throw Error("remove_all(" + quote(root.string()) + "): " + ec.message());
   fs::create_directories(root, ec);
   if (ec) throw Error("mkdir(" + quote(root.string()) + "): " + ec.message());
   // As root the boxes run as an unprivileged user, who must reach the wiki through this root.
@@ -138,6 +136,11 @@ DemoRow one_author(const fs::path& root, const std::string& author, const fs::pa
 }
 
 }  // namespace
+
+bool demo_root_usable(const fs::path& root) {
+  std::error_code ec;
+  return !fs::exists(root, ec) || fs::is_empty(root, ec) || fs::exists(root / kMarker, ec);
+}
 
 std::vector<DemoRow> run_demo(const fs::path& root_in) {
   fs::path root = fs::absolute(root_in);

@@ -24,7 +24,10 @@ struct DemoRow {
   std::filesystem::path wiki;
 };
 
-// `root` must be absent, empty, or a previous demo's (marked); it is replaced. Throws kd::Error
+// Whether `root` may hold a demo: absent, empty, or a previous demo's (marked).
+bool demo_root_usable(const std::filesystem::path& root);
+
+// `root` must be usable (above); a previous demo there is replaced. Throws kd::Error
 // when something of the environment fails.
 std::vector<DemoRow> run_demo(const std::filesystem::path& root);
 

@@ -14,7 +14,14 @@ int cmd_demo(const Args& args) {
   ParsedArgs p = parse_args(args, {{"run-root"}});
   if (!p.positional.empty()) throw UsageError("unexpected argument " + p.positional[0]);
   std::filesystem::path root = p.get("run-root", "run-root/demo");
-  std::fprintf(stderr, "kdispatch demo: the example rms-norm family, honest and cheating authors, in %s\n",
+  if (!dispatcher::demo_root_usable(root)) {
+    std::fprintf(stderr,
+                 "kdispatch demo: %s is not empty and not a previous demo; refusing to use it\n",
+                 root.c_str());
+    return kExitRefused;
+  }
+  std::fprintf(stderr,
+               "kdispatch demo: the example rms-norm family, honest and cheating authors, in %s\n",
                root.c_str());
   std::vector<dispatcher::DemoRow> rows = dispatcher::run_demo(root);
   std::string table = dispatcher::render_demo(rows, std::filesystem::absolute(root));

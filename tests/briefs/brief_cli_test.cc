@@ -95,21 +95,5 @@ TEST(BriefCli, BadCommandLinesAreUsageErrors) {
       64);
 }
 
-TEST(DemoCli, MaterializesTheExampleAndPrintsItsBrief) {
-  test::TempDir tmp;
-  auto r = test::run_kdispatch({"demo", "--run-root", tmp / "demo"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("# Author brief: rms-norm v002\n", 0), 0u);
-  EXPECT_TRUE(fs::exists(fs::path(tmp / "demo") / "wiki/raw/code/normkit/.git"));
-  auto again = test::run_kdispatch({"demo", "--run-root", tmp / "demo"});
-  EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(again.out, r.out);
-  fs::create_directories(tmp / "mine");
-  write_file_atomic(tmp / "mine/keep.txt", "precious");
-  auto refused = test::run_kdispatch({"demo", "--run-root", tmp / "mine"});
-  EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_EQ(read_file(tmp / "mine/keep.txt"), "precious");
-}
-
 }  // namespace
 }  // namespace kd::briefs

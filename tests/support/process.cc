@@ -111,6 +111,25 @@ TempDir::TempDir() {
   path_ = tmpl;
 }
 
+TempDir::TempDir(const std::string& parent) {
+  std::string tmpl = parent + "/kdtest.XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed under " + parent);
+  path_ = tmpl;
+}
+
+std::string outside_box_tmpfs() {
+  std::string build = KD_BINARY_DIR;
+  for (const char* tmpfs : {"/tmp/", "/var/tmp/", "/run/", "/dev/shm/"}) {
+    if ((build + "/").rfind(tmpfs, 0) == 0) {
+      std::string alt = "/var/lib/kdispatch-tests";
+      std::filesystem::create_directories(alt);
+      return alt;
+    }
+  }
+  std::filesystem::create_directories(build + "/test-scratch");
+  return build + "/test-scratch";
+}
+
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);

@@ -27,6 +27,7 @@ ProcessResult run_kdispatch(const std::vector<std::string>& args,
 class TempDir {
  public:
   TempDir();
+  explicit TempDir(const std::string& parent);
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   ~TempDir();
@@ -36,5 +37,10 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// A folder for test trees that boxes must see as they are on the host: inside a box /tmp,
+// /var/tmp, /run and /dev/shm are private tmpfs mounts, so a tree below them would have writable
+// (if private) parents there. The build tree, unless it sits below one of them.
+std::string outside_box_tmpfs();
 
 }  // namespace kd::test
