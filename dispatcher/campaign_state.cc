@@ -54,7 +54,7 @@ std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& reco
       s.receipt = d;
     } else if (r.type == rec::kVerdict) {
       s.verdict = d.value("verdict", "");
-}
+    }
   }
   return out;
 }
