@@ -66,6 +66,10 @@ void check_resumable(const ResumeState& rs, const SessionConfig& cfg, const Mode
   }
   for (auto [key, text] : {std::pair{"system_sha256", &cfg.system_prompt},
                            std::pair{"first_user_message_sha256", &cfg.first_user_message}}) {
+    if (field(h, key) == "(none)") {
+      throw Error("cannot resume " + where + ": its header has no " + key +
+                  " (written before resumable transcripts)");
+    }
     if (field(h, key) != sha256_hex(*text)) {
       throw Error("cannot resume " + where + ": header " + key + " is " + field(h, key) +
                   ", this session's is " + sha256_hex(*text) + " (the brief changed)");
