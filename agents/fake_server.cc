@@ -443,6 +443,7 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
   mutable std::mutex mu;
   std::map<std::string, int> attempts;  // sha256 of the request body -> attempts so far
   std::vector<Seen> seen;
+  size_t answered = 0;  // requests given a scripted turn without an injected fault
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
@@ -583,6 +584,10 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
           {rid});
     }
 
+    if (!fault) {
+      std::lock_guard l(mu);
+      ++answered;
+    }
     if (fault && fault->kind == "status") {
       std::vector<std::string> extra = {rid};
       if (fault->retry_after_s) {
@@ -703,6 +708,11 @@ std::string FakeServer::base_url() const {
 }
 unsigned short FakeServer::port() const {
   return impl_->acceptor.local_endpoint().port();
+}
+
+size_t FakeServer::answered() const {
+  std::lock_guard l(impl_->mu);
+  return impl_->answered;
 }
 
 std::vector<FakeServer::Seen> FakeServer::requests() const {

@@ -33,6 +33,8 @@ class FakeServer {
     int attempt = 0;  // 0-based attempt of this exact request body
   };
   std::vector<Seen> requests() const;
+  // Requests answered with a scripted turn and no injected fault (the turns a client paid for).
+  size_t answered() const;
 
   struct Impl;
 

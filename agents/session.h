@@ -69,6 +69,24 @@ struct ModelHandle {
 // fake server on 127.0.0.1:0 with the script. Throws kd::Error naming what is missing.
 ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy);
 
+struct SessionResult {
+  std::string end_reason;  // finished | budget:<which> | provider:<error> | ended_without_finish
+  std::optional<nlohmann::json> finish;
+  int turns = 0;
+  int tool_calls = 0;
+  long input_tokens = 0;
+  long output_tokens = 0;
+  bool usage_estimated = false;  // some turn carried no provider-reported usage
+  double cost_usd = 0;
+  std::string transcript_head;
+};
+
+// Called after each complete turn of this process (the response and all its tool results, or
+// the nudge after a response without tool calls), once those records are durable, with the
+// session's state so far (turns and counters include resumed ones; transcript_head is the
+// chain head after the turn).
+using TurnCallback = std::function<void(const SessionResult& so_far)>;
+
 struct SessionConfig {
   std::string session_id;
   std::string role = "author";  // author | verifier
@@ -84,23 +102,20 @@ struct SessionConfig {
   int max_nudges = 2;  // turns without tool calls answered with a reminder before giving up
   // Streamed assistant text as it arrives (supervised sessions show it to the person).
   std::function<void(std::string_view)> on_text;
-};
-
-struct SessionResult {
-  std::string end_reason;  // finished | budget:<which> | provider:<error> | ended_without_finish
-  std::optional<nlohmann::json> finish;
-  int turns = 0;
-  int tool_calls = 0;
-  long input_tokens = 0;
-  long output_tokens = 0;
-  bool usage_estimated = false;  // some turn carried no provider-reported usage
-  double cost_usd = 0;
-  std::string transcript_head;
+  // Continue the session whose transcript is in transcript_dir (after a crash): the transcript
+  // is verified and continued, the conversation rebuilt up to the last complete turn, the
+  // counters carried over; the first user message is not sent again. A transcript that ended
+  // gives its recorded result without calling the model; a missing or empty one starts the
+  // session. `header` is not written again (the recorded one stays); the model (provider and
+  // name), the system prompt and the first user message must be those of the transcript.
+  bool resume = false;
+  TurnCallback on_turn;
 };
 
 // Runs the session to its end. Throws kd::Error only for problems of the caller's making
-// (transcript directory unusable, cost budget without a price); everything the model or the
-// provider does ends the session with a named reason.
+// (transcript directory unusable or its writes failing, cost budget without a price, a resume
+// refused: broken chain, other model or brief, transcript held by another process);
+// everything the model or the provider does ends the session with a named reason.
 boost::asio::awaitable<SessionResult> run_session(SessionConfig config, ToolHost& host,
                                                   HttpClient& http, const ModelHandle& model,
                                                   boost::asio::thread_pool& tool_pool);

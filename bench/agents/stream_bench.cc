@@ -1,7 +1,11 @@
 // N concurrent streaming sessions against a fake-llm server from one thread: added latency
 // per SSE event (server write -> text delta assembled by the client) and peak RSS.
 //
-//   bench_agents_streams BASE_URL [SESSIONS] [WIRE]
+//   bench_agents_streams BASE_URL [SESSIONS] [WIRE] [TRANSCRIPT_ROOT]
+//
+// Without TRANSCRIPT_ROOT each session is one LlmClient::complete call. With it, each is a
+// whole run_session writing its durable transcript under TRANSCRIPT_ROOT/<n>/ (header,
+// request, response, end records), so the figure includes the transcript writer.
 //
 // The server (kdispatch fake-llm, a separate process) stamps each text delta with
 // CLOCK_MONOTONIC microseconds at write time; the client subtracts that from its own clock
@@ -19,6 +23,7 @@
 #include "agents/asio.h"
 #include "agents/http_client.h"
 #include "agents/llm_client.h"
+#include "agents/session.h"
 
 namespace asio = boost::asio;
 using namespace kd::agents;
@@ -35,12 +40,14 @@ long long now_us() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s BASE_URL [SESSIONS] [anthropic|openai]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s BASE_URL [SESSIONS] [anthropic|openai] [TRANSCRIPT_ROOT]\n",
+                 argv[0]);
     return 64;
   }
   std::string base = argv[1];
   int sessions = argc > 2 ? std::atoi(argv[2]) : 1000;
   std::string wire = argc > 3 ? argv[3] : "anthropic";
+  std::string transcripts = argc > 4 ? argv[4] : "";
 
   asio::io_context io(1);
   HttpClient http(io.get_executor());
@@ -59,6 +66,14 @@ int main(int argc, char** argv) {
     long long sent = std::atoll(std::string(piece).c_str());
     if (sent > 0) lat.push_back(now_us() - sent);
   };
+  // Full sessions: no tool calls in the script, so each ends after its one turn.
+  struct NoTools : ToolHost {
+    ToolOutcome call(const ToolCall&) override { return {"no tools in this benchmark", true}; }
+  } no_tools;
+  asio::thread_pool pool(2);
+  ModelHandle model;
+  model.provider = wire;
+  model.endpoint = Endpoint{wire, base, "", "fake-author", 256, true};
   long long t0 = now_us();
   for (int i = 0; i < sessions; ++i) {
     asio::co_spawn(
@@ -67,11 +82,24 @@ int main(int argc, char** argv) {
           // Starts are spread over one pacing interval: real sessions do not stream in lockstep.
           asio::steady_timer start(io, std::chrono::microseconds(50'000LL * i / sessions));
           co_await start.async_wait(asio::use_awaitable);
-          Conversation c;
-          c.messages.push_back({Message::Kind::user, "session " + std::to_string(i), {}, {}});
           try {
-            co_await clients[static_cast<size_t>(i)]->complete(
-                c, {}, hooks, std::chrono::steady_clock::now() + std::chrono::minutes(5));
+            if (transcripts.empty()) {
+              Conversation c;
+              c.messages.push_back({Message::Kind::user, "session " + std::to_string(i), {}, {}});
+              co_await clients[static_cast<size_t>(i)]->complete(
+                  c, {}, hooks, std::chrono::steady_clock::now() + std::chrono::minutes(5));
+            } else {
+              SessionConfig cfg;
+              cfg.session_id = "bench-" + std::to_string(i);
+              cfg.first_user_message = "session " + std::to_string(i);
+              cfg.budgets.max_cost_usd = 0;
+              cfg.max_nudges = 0;
+              cfg.transcript_dir = transcripts + "/" + std::to_string(i);
+              cfg.timeouts.connect = std::chrono::seconds(30);
+              cfg.on_text = hooks.on_text;
+              SessionResult r = co_await run_session(cfg, no_tools, http, model, pool);
+              if (r.end_reason != "ended_without_finish") throw std::runtime_error(r.end_reason);
+            }
             ++ok;
           } catch (const std::exception& e) {
             if (failed++ < 3) std::fprintf(stderr, "session %d: %s\n", i, e.what());
@@ -89,8 +117,10 @@ int main(int argc, char** argv) {
   };
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("wire=%s sessions=%d ok=%d failed=%d events=%zu wall=%.2fs\n", wire.c_str(), sessions,
-              ok, failed, lat.size(), wall);
+  pool.join();
+  std::printf("wire=%s mode=%s sessions=%d ok=%d failed=%d events=%zu wall=%.2fs\n", wire.c_str(),
+              transcripts.empty() ? "client" : "session+transcript", sessions, ok, failed,
+              lat.size(), wall);
   std::printf("added latency per SSE event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n", pct(0.50),
               pct(0.99), pct(1.0));
   double cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +

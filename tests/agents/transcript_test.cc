@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "agents/transcript_resume.h"
 #include "agents/transcript_writer.h"
 #include "common/errors.h"
 #include "common/files.h"
@@ -45,6 +47,7 @@ class TranscriptTest : public testing::Test {
     w.append("tool_result", {{"id", "a"}, {"content", std::string(70 * 1024, 'z')}});
     w.append("end", {{"reason", "finished"}});
     head_ = w.head();
+    w.flush();  // appended records reach the file on the disk threads
     text_ = read_file(path());
   }
   fs::path path() const { return dir_ / "transcript.jsonl"; }
@@ -137,6 +140,89 @@ TEST(TranscriptWriter, RefusesToOverwriteAnExistingTranscript) {
   kd::test::TempDir tmp;
   { TranscriptWriter w(tmp.path(), "s", "author"); }
   EXPECT_THROW(TranscriptWriter(tmp.path(), "s", "author"), Error);
+}
+
+TEST(TranscriptWriter, FlushMakesEveryAppendedRecordDurable) {
+  kd::test::TempDir tmp;
+  TranscriptWriter w(tmp.path(), "s", "author");
+  for (int i = 0; i < 50; ++i)
+    w.append(i == 0 ? "header" : "note", {{"text", "record " + std::to_string(i)}});
+  w.flush();
+  std::string text = read_file(w.path());
+  EXPECT_EQ(lines_of(text).size(), 50u);
+  EXPECT_EQ(json::parse(lines_of(text).back())["hash"], w.head());
+}
+
+TEST(TranscriptWriter, ManyWritersAtOnceEachKeepTheirChainInOrder) {
+  kd::test::TempDir tmp;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&tmp, t] {
+      TranscriptWriter w(tmp / std::to_string(t), "s" + std::to_string(t), "author");
+      w.append("header", json::object());
+      for (int i = 0; i < 200; ++i)
+        w.append("note", {{"text", std::to_string(i)}, {"content", std::string(i * 400, 'x')}});
+      w.append("end", {{"reason", "finished"}});
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  for (int t = 0; t < 8; ++t) {
+    ChainReport r = verify_chain_file(tmp / (std::to_string(t) + "/transcript.jsonl"));
+    EXPECT_TRUE(r.ok) << t << ": " << r.reason;
+    EXPECT_EQ(r.lines, 202u);
+  }
+}
+
+TEST(TranscriptWriter, ResumeCutsATornLineAndContinuesTheChain) {
+  kd::test::TempDir tmp;
+  fs::path dir = tmp.path();
+  {
+    TranscriptWriter w(dir, "s", "author");
+    w.append("header", json::object());
+    w.append("note", {{"text", "one"}});
+  }
+  std::string intact = read_file(dir / "transcript.jsonl");
+  const std::string torn = "{\"seq\":2,\"prev\":\"ab";  // a write cut short
+  std::ofstream(dir / "transcript.jsonl", std::ios::app) << torn;
+  ResumeState st = read_resume_state(dir);
+  EXPECT_EQ(st.tail.records, 2u);
+  EXPECT_EQ(st.tail.bytes, intact.size());
+  EXPECT_EQ(st.tail.torn_bytes, torn.size());
+  EXPECT_EQ(st.tail.head, json::parse(lines_of(intact).back())["hash"]);
+  {
+    TranscriptWriter w(dir, "s", "author", st.tail);
+    EXPECT_EQ(w.records(), 2u);
+    w.append("end", {{"reason", "finished"}});
+  }
+  ChainReport r = verify_chain_file(dir / "transcript.jsonl");
+  ASSERT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.lines, 3u);
+  EXPECT_EQ(read_file(dir / "transcript.jsonl").substr(0, intact.size()), intact);
+}
+
+TEST(TranscriptWriter, ResumeRefusesAFileThatChangedSinceItWasRead) {
+  kd::test::TempDir tmp;
+  fs::path dir = tmp.path();
+  { TranscriptWriter(dir, "s", "author").append("header", json::object()); }
+  ResumeState st = read_resume_state(dir);
+  std::ofstream(dir / "transcript.jsonl", std::ios::app) << "more";
+  try {
+    TranscriptWriter w(dir, "s", "author", st.tail);
+    FAIL() << "expected kd::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("something wrote to it since"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TranscriptWriter, ResumeOfNothingStartsEmpty) {
+  kd::test::TempDir tmp;
+  ResumeState st = read_resume_state(tmp.path());
+  EXPECT_EQ(st.tail.records, 0u);
+  EXPECT_EQ(st.tail.head, std::string(64, '0'));
+  EXPECT_TRUE(st.messages.empty());
+  EXPECT_FALSE(st.end);
 }
 
 }  // namespace
