@@ -112,6 +112,7 @@ struct Results {
   std::map<std::string, std::string> by_id;
   std::string last;
   bool any = false;
+  std::string first_user;  // the conversation's first user message, as text
 };
 
 std::string content_text(const json& c) {
@@ -128,6 +129,8 @@ std::string content_text(const json& c) {
 Results collect_results(const std::string& wire, const json& messages) {
   Results r;
   for (const auto& m : messages) {
+    if (r.first_user.empty() && m.value("role", "") == "user")
+      r.first_user = content_text(m.value("content", json()));
     if (wire == "openai") {
       if (m.value("role", "") == "tool") {
         r.last = content_text(m.value("content", json()));
@@ -147,11 +150,13 @@ Results collect_results(const std::string& wire, const json& messages) {
   return r;
 }
 
-// {{last_result}}, {{last_result.KEY}}, {{result.ID}}, {{result.ID.KEY}}; {{now_us}} is left for
-// write time. Throws kd::Error naming an unresolvable placeholder.
+// {{last_result}}, {{last_result.KEY}}, {{result.ID}}, {{result.ID.KEY}}, {{experiment}};
+// {{now_us}} is left for write time. Throws kd::Error naming an unresolvable placeholder.
 std::string interpolate(const std::string& s, const Results& r) {
   static const std::regex re(
-      R"(\{\{\s*(last_result|result\.([A-Za-z0-9_-]+))(?:\.([A-Za-z0-9_]+))?\s*\}\})");
+      R"(\{\{\s*(last_result|experiment|result\.([A-Za-z0-9_-]+))(?:\.([A-Za-z0-9_]+))?\s*\}\})");
+  // The dispatcher's first message names the experiment: "Author the candidates of <slug> vNNN".
+  static const std::regex named(R"(candidates of ([a-z0-9-]+ v[0-9]{3}))");
   std::string out;
   auto begin = std::sregex_iterator(s.begin(), s.end(), re);
   size_t pos = 0;
@@ -160,6 +165,13 @@ std::string interpolate(const std::string& s, const Results& r) {
     out += s.substr(pos, m.position(0) - pos);
     pos = m.position(0) + m.length(0);
     std::string content;
+    if (m[1] == "experiment") {
+      std::smatch e;
+      if (!std::regex_search(r.first_user, e, named))
+        throw Error("placeholder " + m.str(0) + ": the first user message names no experiment");
+      out += e[1].str();
+      continue;
+    }
     if (m[1] == "last_result") {
       if (!r.any) throw Error("placeholder " + m.str(0) + ": the request carries no tool result");
       content = r.last;

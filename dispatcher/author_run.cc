@@ -219,6 +219,16 @@ AuthorReport run_author(const AuthorOptions& o) {
     return fs::is_regular_file(p.is_absolute() ? p : wiki / p);
   };
   if (supervisor) sc.on_text = [&](std::string_view text) { supervisor->show(text); };
+  sc.resume = dispatched.has_value();
+  // Each complete turn is journalled as it happens: a resume knows what was paid for.
+  sc.on_turn = [&](const agents::SessionResult& so_far) {
+    journal.append(rec::kAuthorTurn, key,
+                   {{"turn", so_far.turns},
+                    {"input_tokens", so_far.input_tokens},
+                    {"output_tokens", so_far.output_tokens},
+                    {"cost_usd", so_far.cost_usd},
+                    {"transcript_head", so_far.transcript_head}});
+  };
 
   boost::asio::io_context io;
   agents::HttpClient http(io.get_executor());
@@ -249,11 +259,6 @@ AuthorReport run_author(const AuthorOptions& o) {
               {"author_transcript_head", report.session.transcript_head},
               {"end_reason", report.session.end_reason}};
   write_file_atomic(report.run_dir / "run.json", run.dump(2) + "\n");
-  journal.append(rec::kAuthorTurn, key,
-                 {{"turn", report.session.turns},
-                  {"input_tokens", report.session.input_tokens},
-                  {"output_tokens", report.session.output_tokens},
-                  {"cost_usd", report.session.cost_usd}});
   json final_sha = report.session.finish
                        ? report.session.finish->value("/final_candidate/sha"_json_pointer, "")
                        : "";

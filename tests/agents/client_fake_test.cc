@@ -142,6 +142,18 @@ TEST_P(ClientTest, MultiTurnWithToolResultsAndInterpolation) {
   EXPECT_EQ(seen[1].turn, 1u);
 }
 
+TEST_P(ClientTest, ExperimentPlaceholderComesFromTheFirstUserMessage) {
+  start(R"js({"turns":[{"text":"cand1({{experiment}}): one pass"}]})js");
+  Conversation c;
+  c.messages.push_back({Message::Kind::user,
+                        "Author the candidates of fam3 v012 now, following your brief.",
+                        {},
+                        {}});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  AssistantTurn t = run_sync(io_, client_->complete(c, {}, hooks_, deadline));
+  EXPECT_EQ(t.text, "cand1(fam3 v012): one pass");
+}
+
 TEST_P(ClientTest, NoiseIsIgnored) {
   AssistantTurn t = ask(
       R"({"turns":[{"text":"quiet text","noise":true,"tool_calls":[{"id":"c1","name":"read_file","input":{"path":"a"}}]}]})");

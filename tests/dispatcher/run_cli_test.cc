@@ -127,9 +127,9 @@ TEST_P(RunResume, Kill9ThenResumeFinishesWithoutRedoingWork) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AfterEachRecordType, RunResume,
-                         ::testing::Values("dispatched", "author_turn", "committed", "committed:2",
-                                           "finished", "verify_started", "receipt_validated",
-                                           "verdict"),
+                         ::testing::Values("dispatched", "author_turn", "author_turn:4",
+                                           "author_turn:6", "committed", "committed:2", "finished",
+                                           "verify_started", "receipt_validated", "verdict"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

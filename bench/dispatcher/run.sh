@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The simulated overnight campaign (issue: 24 experiments on 8 chips): the fake model with
+# latency, chip work as sleeps (the author's run_on_chip and the verifier's command), real
+# worktrees, boxes, locks and journals. Reports the makespan against its lower bound and
+# kdispatch's own CPU time, then the same campaign one experiment at a time.
+# Usage: run.sh BUILD_DIR [--families F] [--experiments E] [--chip-s S] [--pace-ms MS]
+set -euo pipefail
+build=$(realpath "$1")
+shift
+families=8 experiments=3 chip_s=1.0 pace_ms=120
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --families) families=$2 ;;
+    --experiments) experiments=$2 ;;
+    --chip-s) chip_s=$2 ;;
+    --pace-ms) pace_ms=$2 ;;
+  esac
+  shift 2
+done
+here=$(cd "$(dirname "$0")" && pwd)
+kd="$build/dispatcher/kdispatch"
+work=$(mktemp -d /var/tmp/kd-campaign.XXXXXX)  # off /tmp: boxes mount their own tmpfs there
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+
+python3 - "$work" "$families" "$chip_s" "$pace_ms" <<'PY'
+import json, sys
+work, families, chip_s, pace = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+json.dump({"chips": [{"id": str(i), "kind": "cpu", "lock": f"{work}/chip{i}.lock"}
+                     for i in range(families)]}, open(f"{work}/chips.json", "w"))
+row = "| cand1 | kernel-authored | {{result.c1.sha}} | 0 / 0 | - | - | - | the one candidate of the simulation |"
+ledger = ("loaded: [index; BRIEFS.md]\n| candidate | class | committed SHA | parity (max abs / max rel) "
+          "| p50 ms (author-side) | vs naive | receipt | why kept/rejected |\n|---|---|---|---|---|---|---|---|\n" + row)
+turns = [
+  {"text": "Measuring the first candidate on the chip.",
+   "tool_calls": [{"id": "m1", "name": "run_on_chip", "input": {"command": ["sleep", str(chip_s)]}}]},
+  {"tool_calls": [{"id": "w1", "name": "edit_file", "input": {"path": "normkit/rms_norm.py",
+     "old_text": "import numpy as np", "new_text": "import numpy as np  # one pass"}}]},
+  {"tool_calls": [{"id": "c1", "name": "commit", "input": {"message": "cand1({{experiment}}): one pass — simulated"}}]},
+  {"tool_calls": [{"id": "f", "name": "finish", "input": {
+     "ledger": ledger, "final_candidate": {"path": "normkit/rms_norm.py", "sha": "{{result.c1.sha}}"},
+     "mechanism": "A simulated single pass.", "escalations": [], "blockers": [],
+     "abandoned": [{"candidate": "cand2", "reason": "simulation"}, {"candidate": "cand3", "reason": "simulation"}],
+     "compliance": "no-peek respected"}}]}]
+json.dump({"model": "fake-campaign", "pace_ms": pace, "turns": turns}, open(f"{work}/script.json", "w"))
+PY
+
+run_campaign() {  # run_campaign NAME PARALLEL
+  local wiki="$work/$1-wiki"
+  "$build/bench/dispatcher/bench_gen_campaign" "$wiki" --families "$families" --experiments "$experiments" >/dev/null
+  local fams=()
+  for ((i = 0; i < families; i++)); do fams+=(--family "fam$i"); done
+  "$kd" run --wiki "$wiki" "${fams[@]}" --provider fake --script "$work/script.json" \
+    --chips "$work/chips.json" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 \
+    --tool-dir "$here" --verify-cmd "fixed-verify $chip_s {receipt}" >"$work/$1.out"
+  python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" <<'PY'
+import collections, datetime, glob, json, re, sys
+runs, out, chip_s, chips, name = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+text = open(out).read()
+m = re.search(r"(\d+) experiments, wall ([0-9.]+) s, kdispatch cpu ([0-9.]+) s", text)
+n, wall, cpu = int(m[1]), float(m[2]), float(m[3])
+verdicts = collections.Counter(l.split()[1] for l in text.splitlines() if l.startswith("fam"))
+ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+chain = collections.defaultdict(float)
+for t in glob.glob(f"{runs}/*/*/author/transcript.jsonl"):
+    family = t.split("/")[-3].rsplit("-", 1)[0]
+    sent = None
+    for line in open(t):
+        r = json.loads(line)
+        if r["type"] == "request": sent = ts(r["ts"])
+        if r["type"] == "response" and sent is not None: chain[family] += ts(r["ts"]) - sent
+for f in chain: chain[f] += 2 * chip_s * (n // len(chain))
+work = 2 * chip_s * n
+lb = max(work / chips, max(chain.values()))
+print(f"{name}: {n} experiments on {chips} chips, verdicts {dict(verdicts)}")
+print(f"  makespan {wall:.1f} s; lower bound {lb:.1f} s (chip work {work:.0f} s / {chips} chips = {work/chips:.1f} s; "
+      f"longest chain {max(chain.values()):.1f} s); makespan/bound {wall/lb:.3f}")
+print(f"  kdispatch cpu {cpu:.2f} s = {100*cpu/wall:.2f}% of wall")
+PY
+}
+
+echo "campaign: $families families x $experiments experiments, chip work ${chip_s} s per run, fake model pace ${pace_ms} ms/event"
+run_campaign parallel 0
+run_campaign serial 1
