@@ -221,7 +221,6 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     throw_sys("box: socketpair", "AF_UNIX, SOCK_SEQPACKET", errno);
   }
   box->control_fd_ = ctl[0];
-  const Cgroup* cg = box->cgroup_.get();
   pid_t holder = ::fork();
   if (holder < 0) {
     int e = errno;
@@ -229,15 +228,14 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     throw_sys("box: fork", "box holder", e);
   }
   if (holder == 0) {
-    // The box's host-side parent: joins the cgroup, drops host credentials, makes the
-    // namespaces and forks pid 1; then waits for it so the host can reap one process.
+    // The box's host-side parent: drops host credentials, makes the namespaces and forks
+    // pid 1; then waits for it so the host can reap one process.
     int fd = ctl[1];
     try {
       if (::dup2(fd, 3) < 0) throw_sys("fds: dup2", "control socket", errno);
       if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0)
         throw_sys("fds: close_range", "4..~0", errno);
       fd = 3;
-      if (cg) cg->attach_self();
       // Root reaches sources the box's user may not (a worktree under a root-only directory):
       // their detached copies are made before the drop and carried into the box as fds.
       if (as_root) {
@@ -269,9 +267,12 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
   }
   ::close(ctl[1]);
   box->holder_pid_ = holder;
-  // Startup: the holder reports pid 1, then pid 1 reports ready or the layer that failed.
+  // Startup: the holder reports pid 1, which joins the cgroup while it builds the tree, then
+  // pid 1 reports ready or the layer that failed. Both messages are needed, in either order:
+  // pid 1 starts nothing before the first request, which comes after it joined.
   const auto give_up = Clock::now() + std::chrono::milliseconds(kStartupTimeoutMs);
-  for (;;) {
+  bool ready = false;
+  while (!ready || box->init_pid_ < 0) {
     pollfd pfd{box->control_fd_, POLLIN, 0};
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
@@ -288,10 +289,12 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
       box->init_pid_ = pid_t(std::stol(text));
       box->init_pidfd_ = int(::syscall(SYS_pidfd_open, box->init_pid_, 0));
       if (box->init_pidfd_ < 0) throw_sys("box: pidfd_open", "pid 1 " + text, errno);
+      if (box->cgroup_) box->cgroup_->attach(box->init_pid_);
     } else if (kind == Startup::Ready) {
-      return box;
+      ready = true;
     }
   }
+  return box;
 }
 
 void Box::shutdown() {
