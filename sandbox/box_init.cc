@@ -99,7 +99,8 @@ void finish(std::map<pid_t, Child>& children, pid_t pid, int status) {
   if (it->second.sole) ::kill(-1, SIGKILL);
   close_fd(it->second.listener);
   if (it->second.log) {
-    wire::write_frame(it->second.reply_fd, wire::Frame::Denials, it->second.log->encode());
+    const std::string frame = it->second.log->take(true);
+    if (!frame.empty()) wire::write_frame(it->second.reply_fd, wire::Frame::Denials, frame);
   }
   wire::Writer w;
   w.u64(uint64_t(status)).u64(it->second.timed_out);
@@ -137,6 +138,8 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
       const short ev = pfd[2 + i].revents;
       if (ev & POLLIN) {
         if (!ch.log->serve(ch.listener)) close_fd(ch.listener);
+        const std::string frame = ch.log->take();
+        if (!frame.empty()) wire::write_frame(ch.reply_fd, wire::Frame::Denials, frame);
       } else if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
         close_fd(ch.listener);
       }

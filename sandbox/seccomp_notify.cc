@@ -114,12 +114,15 @@ bool DenialLog::serve(int listener) {
   return true;
 }
 
-std::string DenialLog::encode() const {
+std::string DenialLog::take(bool final) {
+  const bool report_dropped = final && dropped_ > 0;
+  if (sent_ == denials_.size() && !report_dropped) return "";
   wire::Writer w;
-  w.u64(denials_.size());
-  for (const auto& d : denials_)
-    w.str(d.op).str(d.detail);
-  w.u64(dropped_);
+  w.u64(denials_.size() - sent_);
+  for (; sent_ < denials_.size(); ++sent_)
+    w.str(denials_[sent_].op).str(denials_[sent_].detail);
+  w.u64(report_dropped ? dropped_ : 0);
+  if (report_dropped) dropped_ = 0;
   return w.bytes();
 }
 

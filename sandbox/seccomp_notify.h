@@ -29,13 +29,16 @@ class DenialLog {
   const std::vector<Denial>& denials() const { return denials_; }
   uint64_t dropped() const { return dropped_; }
 
-  // The payload of a wire::Frame::Denials, and back into denials (a count of dropped ones
-  // becomes one summary entry).
-  std::string encode() const;
+  // The payload of a wire::Frame::Denials with what was recorded since the last call, or ""
+  // when nothing was. Sent as they happen, so a command killed at its deadline still has its
+  // denials reported; `final` adds the count of those only counted.
+  std::string take(bool final = false);
+  // Back into denials; a count of dropped ones becomes one summary entry.
   static std::vector<Denial> decode(const std::string& payload);
 
  private:
   std::vector<Denial> denials_;
+  size_t sent_ = 0;
   uint64_t dropped_ = 0;
 };
 

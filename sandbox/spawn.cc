@@ -392,9 +392,11 @@ Spawned start_command(const Confinement& c, const CommandSpec& cmd, int reply_fd
   return s;
 }
 
-// Receives the command's seccomp notifications, reaps whatever ends up with this process, and
-// returns the command's wait status. SIGCHLD must be blocked.
-int supervise(pid_t command, int listener, DenialLog& log) {
+// Receives the command's seccomp notifications and reports each denial on `reply_fd` as it
+// happens, reaps whatever ends up with this process, and returns the command's wait status.
+// SIGCHLD must be blocked.
+int supervise(pid_t command, int listener, int reply_fd) {
+  DenialLog log;
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -406,6 +408,8 @@ int supervise(pid_t command, int listener, DenialLog& log) {
     if (::poll(pfd, 2, sig_fd < 0 ? 10 : -1) < 0 && errno != EINTR) break;
     if (pfd[1].revents & POLLIN) {
       if (!log.serve(listener)) close_fd(listener);
+      const std::string frame = log.take();
+      if (!frame.empty()) wire::write_frame(reply_fd, wire::Frame::Denials, frame);
     } else if (pfd[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
       close_fd(listener);
     }
@@ -420,6 +424,8 @@ int supervise(pid_t command, int listener, DenialLog& log) {
       if (p == command) {
         close_fd(listener);
         if (sig_fd >= 0) ::close(sig_fd);
+        const std::string frame = log.take(true);
+        if (!frame.empty()) wire::write_frame(reply_fd, wire::Frame::Denials, frame);
         return st;
       }
     }
@@ -451,13 +457,10 @@ Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd
   if (command.pid < 0) fail_setup(reply_fd, sys_message("pid namespace: clone", "command", errno));
   for (int fd : {in, out, err})
     ::close(fd);
-  DenialLog log;
-  const int status = supervise(command.pid, command.listener, log);
+  const int status = supervise(command.pid, command.listener, reply_fd);
   wire::Writer w;
   w.u64(uint64_t(status));
-  const bool ok = wire::write_frame(reply_fd, wire::Frame::Denials, log.encode()) &&
-                  wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes());
-  ::_exit(ok ? 0 : 1);
+  ::_exit(wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes()) ? 0 : 1);
 }
 
 pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,

@@ -228,6 +228,15 @@ TEST_F(BoxTest, SeccompDenialsAreReportedByName) {
   ASSERT_EQ(flood.denials.size(), 65u);
   EXPECT_EQ(flood.denials.back().op, "more");
   EXPECT_EQ(flood.denials.back().detail, "6 more denied calls, not itemized");
+  // Reported as they happen: a command killed at its deadline keeps its denials.
+  RunRequest slow;
+  slow.argv = {"/bin/sh", "-c", std::string(KD_PROBE) + " unshare; sleep 100"};
+  slow.timeout_s = 0.5;
+  RunResult late = box->run(slow);
+  EXPECT_TRUE(late.timed_out);
+  ASSERT_EQ(late.denials.size(), 2u) << late.to_json().dump();
+  EXPECT_EQ(late.denials[0].op, "unshare");
+  EXPECT_EQ(late.denials[1].layer, "timeout");
 }
 
 TEST_F(BoxTest, WithoutUserNotificationTheResultSaysSo) {

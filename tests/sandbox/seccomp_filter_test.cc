@@ -151,7 +151,7 @@ TEST(SeccompNotify, DescribesWhatWasAsked) {
 }
 
 TEST(SeccompNotify, AMalformedDenialsFrameIsAnError) {
-  EXPECT_TRUE(DenialLog::decode(DenialLog().encode()).empty());
+  EXPECT_EQ(DenialLog().take(true), "");  // nothing recorded, nothing to send
   EXPECT_THROW(DenialLog::decode(std::string("\x05", 1)), Error);
 }
 
