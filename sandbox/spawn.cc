@@ -365,14 +365,15 @@ pid_t clone_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, 
 }
 
 // Spawns the command and takes its seccomp listener (-1 when the profile has none or the
-// command failed before loading the filter).
+// command failed before loading the filter). Throws kd::Error when the hand-over socket cannot
+// be made; pid -1 (errno set) when the clone failed.
 Spawned start_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
                       int err) {
   int sock[2] = {-1, -1};
-  if (c.notify && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
-    fail_setup(reply_fd, sys_message("seccomp: socketpair", "listener hand-over", errno));
-  }
   Spawned s;
+  if (c.notify && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
+    throw_sys("seccomp: socketpair", "listener hand-over", errno);
+  }
   s.pid = clone_command(c, cmd, reply_fd, in, out, err, sock[1]);
   const int clone_errno = errno;
   close_fd(sock[1]);
@@ -453,7 +454,12 @@ Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   ::sigprocmask(SIG_BLOCK, &chld, nullptr);  // the command resets its own mask
-  Spawned command = start_command(c, cmd, reply_fd, in, out, err);
+  Spawned command;
+  try {
+    command = start_command(c, cmd, reply_fd, in, out, err);
+  } catch (const Error& e) {
+    fail_setup(reply_fd, e.what());
+  }
   if (command.pid < 0) fail_setup(reply_fd, sys_message("pid namespace: clone", "command", errno));
   for (int fd : {in, out, err})
     ::close(fd);
