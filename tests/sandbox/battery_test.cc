@@ -502,6 +502,11 @@ TEST_P(Battery, Row49_NothingOutlivesTheSandbox) {
   EXPECT_EQ(o.result["timed_out"], true);
   ASSERT_FALSE(o.result["denials"].empty());
   EXPECT_EQ(o.result["denials"][0]["layer"], "timeout");
+  // What the filter refused before the deadline is still reported.
+  o = host_->probe({"unshare", ";", "sleep", "100"}, {"--timeout", "0.5"});
+  ASSERT_EQ(o.result["denials"].size(), 2u) << o.result.dump();
+  EXPECT_EQ(o.result["denials"][0]["op"], "unshare");
+  EXPECT_EQ(o.result["denials"][1]["layer"], "timeout");
 }
 
 TEST_P(Battery, Row50_TheSandboxDiesWithTheDispatcher) {
