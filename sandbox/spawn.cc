@@ -402,7 +402,6 @@ int supervise(pid_t command, int listener, int reply_fd) {
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   const int sig_fd = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-  int status = 0;
   for (;;) {
     pollfd pfd[2] = {{sig_fd, POLLIN, 0}, {listener, POLLIN, 0}};
     // Without a signalfd (no descriptors left), waitpid's own wake-ups pace the loop.
@@ -432,8 +431,13 @@ int supervise(pid_t command, int listener, int reply_fd) {
     }
     if (p < 0 && errno == ECHILD) break;
   }
+  // Unreachable short of a broken poll: stop supervising (pending calls get ENOSYS, still not
+  // made) and wait for the command plainly; never report a status that was not seen.
   close_fd(listener);
   if (sig_fd >= 0) ::close(sig_fd);
+  int status = SIGKILL;
+  while (::waitpid(command, &status, 0) < 0 && errno == EINTR) {
+  }
   return status;
 }
 
