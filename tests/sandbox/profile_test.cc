@@ -32,6 +32,8 @@ TEST(Profile, DefaultProfilesLoadAndDiffer) {
   EXPECT_EQ(author.name, "author");
   EXPECT_EQ(verifier.name, "verifier");
   EXPECT_EQ(author.landlock, Need::Required);
+  EXPECT_EQ(author.seccomp_notify, Need::Required);
+  EXPECT_EQ(verifier.seccomp_notify, Need::Required);
   EXPECT_GT(verifier.limits.timeout_s, author.limits.timeout_s);
   EXPECT_FALSE(author.system_ro.empty());
   bool tmp = false;
