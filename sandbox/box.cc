@@ -20,7 +20,9 @@
 #include "sandbox/env_scrub.h"
 #include "sandbox/fds.h"
 #include "sandbox/landlock.h"
+#include "sandbox/mount_tree.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/seccomp_notify.h"
 #include "sandbox/spawn.h"
 #include "sandbox/userns.h"
 #include "sandbox/wire.h"
@@ -158,11 +160,11 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
       if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
         throw Error("chip " + spec.chip->id + ": " + quote(d.string()) + " is not a device node");
       }
-      cfg.chip_devices.push_back(d);
+      cfg.plan.devices.push_back(d);
     }
     // A CPU chip is a lock and an environment; an accelerator without device nodes is a
     // misconfigured inventory, refused rather than run with nothing to confine.
-    if (cfg.chip_devices.empty() && spec.chip->kind != "cpu") {
+    if (cfg.plan.devices.empty() && spec.chip->kind != "cpu") {
       throw Error("chip " + spec.chip->id + ": lists no device nodes");
     }
   }
@@ -194,9 +196,23 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     }
     cfg.landlock_abi = abi;
   }
-  // The filter does not depend on the profile: compile it once per process.
-  static const std::vector<sock_filter> filter = SeccompFilter().bpf();
-  cfg.seccomp = filter;
+  // The filters do not depend on the profile: compile them once per process.
+  static const std::vector<sock_filter> errno_filter = SeccompFilter(DenyAction::Errno).bpf();
+  cfg.seccomp_files = errno_filter;
+  cfg.seccomp = errno_filter;
+  if (prof.seccomp_notify != Need::Off) {
+    static const bool available = seccomp_notify_available();
+    if (available) {
+      static const std::vector<sock_filter> notify_filter = SeccompFilter(DenyAction::Notify).bpf();
+      cfg.seccomp = notify_filter;
+      cfg.notify = true;
+    } else if (prof.seccomp_notify == Need::Required) {
+      throw Error("seccomp: user notification required by profile " + quote(prof.name) +
+                  " but the kernel does not offer it (SECCOMP_GET_ACTION_AVAIL: "
+                  "SECCOMP_RET_USER_NOTIF)");
+    }
+  }
+  box->notify_ = cfg.notify;
   box->cgroup_ = Cgroup::create(prof.limits, prof.cgroup);
   cfg.nproc_backstop = !box->cgroup_;
 
@@ -205,7 +221,6 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     throw_sys("box: socketpair", "AF_UNIX, SOCK_SEQPACKET", errno);
   }
   box->control_fd_ = ctl[0];
-  const Cgroup* cg = box->cgroup_.get();
   pid_t holder = ::fork();
   if (holder < 0) {
     int e = errno;
@@ -213,21 +228,26 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
     throw_sys("box: fork", "box holder", e);
   }
   if (holder == 0) {
-    // The box's host-side parent: joins the cgroup, drops host credentials, makes the
-    // namespaces and forks pid 1; then waits for it so the host can reap one process.
+    // The box's host-side parent: drops host credentials, makes the namespaces and forks
+    // pid 1; then waits for it so the host can reap one process.
     int fd = ctl[1];
     try {
       if (::dup2(fd, 3) < 0) throw_sys("fds: dup2", "control socket", errno);
       if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0)
         throw_sys("fds: close_range", "4..~0", errno);
       fd = 3;
-      if (cg) cg->attach_self();
-      if (as_root) drop_host_credentials(uid, gid);
+      // Root reaches sources the box's user may not (a worktree under a root-only directory):
+      // their detached copies are made before the drop and carried into the box as fds.
+      if (as_root) {
+        clone_sources(cfg.plan);
+        drop_host_credentials(uid, gid);
+      }
       enter_user_namespace(uid, gid);
       const int flags =
           CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
       if (::unshare(flags) != 0)
         throw_sys("namespaces: unshare", "NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS|NEWCGROUP", errno);
+      if (!as_root) clone_sources(cfg.plan);
       pid_t init = ::fork();
       if (init < 0) throw_sys("pid namespace: fork", "pid 1", errno);
       if (init == 0) box_init_main(cfg, fd);
@@ -247,9 +267,12 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
   }
   ::close(ctl[1]);
   box->holder_pid_ = holder;
-  // Startup: the holder reports pid 1, then pid 1 reports ready or the layer that failed.
+  // Startup: the holder reports pid 1, which joins the cgroup while it builds the tree, then
+  // pid 1 reports ready or the layer that failed. Both messages are needed, in either order:
+  // pid 1 starts nothing before the first request, which comes after it joined.
   const auto give_up = Clock::now() + std::chrono::milliseconds(kStartupTimeoutMs);
-  for (;;) {
+  bool ready = false;
+  while (!ready || box->init_pid_ < 0) {
     pollfd pfd{box->control_fd_, POLLIN, 0};
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
@@ -266,10 +289,12 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
       box->init_pid_ = pid_t(std::stol(text));
       box->init_pidfd_ = int(::syscall(SYS_pidfd_open, box->init_pid_, 0));
       if (box->init_pidfd_ < 0) throw_sys("box: pidfd_open", "pid 1 " + text, errno);
+      if (box->cgroup_) box->cgroup_->attach(box->init_pid_);
     } else if (kind == Startup::Ready) {
-      return box;
+      ready = true;
     }
   }
+  return box;
 }
 
 void Box::shutdown() {
@@ -353,10 +378,15 @@ RunResult Box::run(const RunRequest& req, bool own_pid_namespace) {
   r.err_truncated = ex.err_truncated;
   bool have_status = false, have_command_status = false;
   int status = 0;
+  r.unobserved_layers = {"mount", "landlock"};
+  if (!notify_) r.unobserved_layers.push_back("seccomp");
   for (const auto& [type, payload] : ex.frames) {
     if (type == wire::Frame::SetupError) throw Error(payload);
     wire::Reader rd(payload);
-    if (type == wire::Frame::CommandStatus) {
+    if (type == wire::Frame::Denials) {
+      for (auto& d : DenialLog::decode(payload))
+        r.denials.push_back(std::move(d));
+    } else if (type == wire::Frame::CommandStatus) {
       status = int(rd.u64());
       have_command_status = true;
     } else if (type == wire::Frame::Status) {

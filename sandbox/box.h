@@ -57,6 +57,10 @@ struct FileResult {
   char type = 0;                                      // Stat
   uint64_t size = 0;                                  // Stat
   uint32_t mode = 0;                                  // Stat: permission bits
+  // A refusal by the sandbox, told apart from a missing file: "mount" (EROFS), "landlock"
+  // (EACCES where the file's mode and the mount allow the access) or "permissions" (EACCES by
+  // the file's mode; a no-peek path is an empty mode-0 file).
+  std::vector<Denial> denials;
 };
 
 class Box {
@@ -90,6 +94,7 @@ class Box {
   std::unique_ptr<Cgroup> cgroup_;
   Profile profile_;
   std::optional<kd::Chip> chip_;
+  bool notify_ = false;  // seccomp denials are observed
 };
 
 // A fresh box for a single command (the CLI): open, run, close. Returns when everything that

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <map>
+#include <memory>
 
 #include "common/errors.h"
 #include "sandbox/env_scrub.h"
@@ -19,6 +20,7 @@
 #include "sandbox/ipc_uts.h"
 #include "sandbox/landlock.h"
 #include "sandbox/netns.h"
+#include "sandbox/seccomp_notify.h"
 #include "sandbox/spawn.h"
 #include "sandbox/wire.h"
 
@@ -32,6 +34,8 @@ struct Child {
   Clock::time_point deadline;
   bool timed_out = false;
   bool sole = false;  // the box's only command, without an init of its own
+  int listener = -1;  // a sole command's seccomp listener: this process supervises it
+  std::shared_ptr<DenialLog> log;
 };
 
 void send_startup(int fd, Startup kind, const std::string& text) {
@@ -39,7 +43,7 @@ void send_startup(int fd, Startup kind, const std::string& text) {
 }
 
 // Builds every layer of the box; returns the confinement each child applies to itself.
-Confinement build_box(const InitConfig& cfg) {
+Confinement build_box(InitConfig& cfg) {
   set_box_hostname(cfg.hostname);
   bring_loopback_up();
   prepare_staging();
@@ -57,19 +61,19 @@ Confinement build_box(const InitConfig& cfg) {
       paths.write.push_back(t.path);
     paths.devices.push_back("/dev");
     if (with_chip) {
-      for (const auto& d : cfg.chip_devices)
+      for (const auto& d : cfg.plan.devices)
         paths.devices.push_back(d);
     }
     c.landlock_fd = make_landlock_ruleset(paths, cfg.landlock_abi);
   };
-  if (!cfg.chip_devices.empty()) {
+  if (!cfg.plan.devices.empty()) {
     // Two views of one tree: the chip's device nodes exist only in the second.
     int plain = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     if (plain < 0) throw_sys("mount: open", "/proc/self/ns/mnt", errno);
     if (::unshare(CLONE_NEWNS) != 0) throw_sys("mount: unshare", "CLONE_NEWNS (chip view)", errno);
     c.chip_ns_fd = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     if (c.chip_ns_fd < 0) throw_sys("mount: open", "/proc/self/ns/mnt (chip view)", errno);
-    add_device_nodes(cfg.chip_devices);
+    add_device_nodes(cfg.plan);
     enter_tree();
     make_ruleset(true);
     if (::setns(plain, CLONE_NEWNS) != 0) throw_sys("mount: setns", "plain view", errno);
@@ -80,6 +84,8 @@ Confinement build_box(const InitConfig& cfg) {
     make_ruleset(false);
   }
   c.seccomp = cfg.seccomp;
+  c.seccomp_files = cfg.seccomp_files;
+  c.notify = cfg.notify;
   c.limits = cfg.limits;
   c.nproc_backstop = cfg.nproc_backstop;
   c.worktree = cfg.plan.worktree.string();
@@ -91,6 +97,11 @@ void finish(std::map<pid_t, Child>& children, pid_t pid, int status) {
   if (it == children.end()) return;  // an orphan that ended up with us
   // What the sole command left behind would hold its output open: end it before reporting.
   if (it->second.sole) ::kill(-1, SIGKILL);
+  close_fd(it->second.listener);
+  if (it->second.log) {
+    const std::string frame = it->second.log->take(true);
+    if (!frame.empty()) wire::write_frame(it->second.reply_fd, wire::Frame::Denials, frame);
+  }
   wire::Writer w;
   w.u64(uint64_t(status)).u64(it->second.timed_out);
   wire::write_frame(it->second.reply_fd, wire::Frame::Status, w.bytes());
@@ -114,8 +125,25 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
           std::chrono::duration_cast<std::chrono::milliseconds>(ch.deadline - now).count() + 1;
       if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = int(ms);
     }
-    pollfd pfd[2] = {{control_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
-    if (::poll(pfd, 2, timeout_ms) < 0 && errno != EINTR) ::_exit(3);
+    std::vector<pollfd> pfd = {{control_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
+    std::vector<Child*> supervised;
+    for (auto& [pid, ch] : children) {
+      if (ch.listener < 0) continue;
+      pfd.push_back({ch.listener, POLLIN, 0});
+      supervised.push_back(&ch);
+    }
+    if (::poll(pfd.data(), pfd.size(), timeout_ms) < 0 && errno != EINTR) ::_exit(3);
+    for (size_t i = 0; i < supervised.size(); ++i) {
+      Child& ch = *supervised[i];
+      const short ev = pfd[2 + i].revents;
+      if (ev & POLLIN) {
+        if (!ch.log->serve(ch.listener)) close_fd(ch.listener);
+        const std::string frame = ch.log->take();
+        if (!frame.empty()) wire::write_frame(ch.reply_fd, wire::Frame::Denials, frame);
+      } else if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
+        close_fd(ch.listener);
+      }
+    }
     if (pfd[1].revents & POLLIN) {
       signalfd_siginfo info;
       while (::read(sig_fd, &info, sizeof info) == ssize_t(sizeof info)) {
@@ -146,13 +174,15 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
           cmd.use_chip = rd.u64() != 0 && c.chip_ns_fd >= 0;
           const uint64_t timeout_ms = rd.u64();
           const bool own_pid_namespace = rd.u64() != 0;
-          pid_t pid = spawn_command(c, cmd, fds[0], fds[1], fds[2], fds[3], own_pid_namespace);
-          if (pid < 0) throw_sys("pid namespace: clone", "command", errno);
-          if (pid > 0) {
-            children[pid] = Child{fds[0], Clock::now() + std::chrono::milliseconds(timeout_ms),
-                                  false, !own_pid_namespace};
-            fds[0] = -1;
-          }
+          Spawned s = spawn_command(c, cmd, fds[0], fds[1], fds[2], fds[3], own_pid_namespace);
+          if (s.pid < 0) throw_sys("pid namespace: clone", "command", errno);
+          Child& ch = children[s.pid];
+          ch.reply_fd = fds[0];
+          ch.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+          ch.sole = !own_pid_namespace;
+          ch.listener = s.listener;
+          if (s.listener >= 0) ch.log = std::make_shared<DenialLog>();
+          fds[0] = -1;
         } else if (kind.size() == 1 && Request(kind[0]) == Request::File && fds.size() == 2) {
           auto op = FileRequest::Op(rd.u64());
           const std::string path = rd.str();
@@ -160,7 +190,9 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
           const uint64_t timeout_ms = rd.u64();
           pid_t pid = spawn_file_op(c, op, path, max_bytes, fds[0], fds[1]);
           if (pid > 0) {
-            children[pid] = Child{fds[0], Clock::now() + std::chrono::milliseconds(timeout_ms)};
+            Child& ch = children[pid];
+            ch.reply_fd = fds[0];
+            ch.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
             fds[0] = -1;
           }
         }
@@ -189,7 +221,8 @@ void box_init_main(const InitConfig& config, int control_fd) {
   Confinement c;
   try {
     if (sig_fd < 0) throw_sys("pid namespace: signalfd", "SIGCHLD", errno);
-    c = build_box(config);
+    InitConfig cfg = config;
+    c = build_box(cfg);
     send_startup(control_fd, Startup::Ready, "");
   } catch (const std::exception& e) {
     try {

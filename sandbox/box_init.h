@@ -16,10 +16,11 @@ namespace kd::sandbox {
 
 struct InitConfig {
   MountPlan plan;
-  std::vector<std::filesystem::path> chip_devices;  // empty: no chip view
   std::string hostname;
-  int landlock_abi = 0;  // 0: no Landlock
-  std::vector<sock_filter> seccomp;
+  int landlock_abi = 0;                    // 0: no Landlock
+  std::vector<sock_filter> seccomp;        // commands
+  std::vector<sock_filter> seccomp_files;  // file operations (no listener)
+  bool notify = false;                     // `seccomp` notifies a supervisor
   Limits limits;
   bool nproc_backstop = false;
 };

@@ -96,8 +96,8 @@ Cgroup::~Cgroup() {
   }
 }
 
-void Cgroup::attach_self() const {
-  const std::string pid = std::to_string(::getpid());
+void Cgroup::attach(pid_t process) const {
+  const std::string pid = std::to_string(process);
   write_value(pids_dir_ / "cgroup.procs", pid);
   if (memory_dir_ != pids_dir_) write_value(memory_dir_ / "cgroup.procs", pid);
 }

@@ -3,6 +3,8 @@
 // inside the box only.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -19,8 +21,10 @@ class Cgroup {
   static std::unique_ptr<Cgroup> create(const Limits& limits, Need need);
   ~Cgroup();  // removes the directories (the box must be gone)
 
-  // Moves the calling process in (called in the box's first process, before anything else).
-  void attach_self() const;
+  // Moves a process in: the box's pid 1, before it starts anything. Done by the dispatcher
+  // while pid 1 builds its tree: a cgroup v1 migration waits for an RCU grace period, which
+  // then costs no time on the way to the first command.
+  void attach(pid_t pid) const;
   uint64_t pids_max_hits() const;  // times a fork failed at pids.max
   uint64_t oom_kills() const;      // processes killed for memory
   uint64_t pids_limit() const { return pids_; }

@@ -29,6 +29,11 @@ class Fd {
     if (fd_ >= 0) ::close(fd_);
   }
   int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   int fd_;
@@ -124,6 +129,18 @@ Fd ensure_target(const fs::path& inside, bool dir) {
   return must_open(full, "mount point");
 }
 
+// Attaches a detached copy made by clone_sources at the same path inside; closes it.
+void attach_source(std::map<fs::path, int>& trees, const fs::path& path) {
+  auto it = trees.find(path);
+  if (it == trees.end()) throw Error("mount: no source was opened for " + quote(path.string()));
+  Fd tree{it->second};
+  trees.erase(it);
+  struct stat st;
+  if (::fstat(tree.get(), &st) != 0) throw_sys("mount: fstat", path.string(), errno);
+  Fd t = ensure_target(path, S_ISDIR(st.st_mode));
+  attach(tree.get(), t.get(), path.string());
+}
+
 void bind(const fs::path& host, const fs::path& inside, uint64_t attrs, bool recursive) {
   const std::string src = kOld + host.string();
   Fd s = must_open(src, "bind source");
@@ -186,6 +203,8 @@ void mount_dev(const std::vector<std::string>& names) {
   }
 }
 
+void mount_mask(const fs::path& p);
+
 void mount_proc() {
   Fd t = ensure_target("/proc", true);
   const std::string p = kNew + "/proc";
@@ -200,6 +219,9 @@ void mount_proc() {
         clone_tree(s.get(), true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, sub);
     attach(tree.get(), s.get(), std::string(sub) + " read-only");
   }
+  // Drivers describe every device they drive there (/proc/driver/nvidia/gpus/*), not only
+  // the chip of this box.
+  mount_mask("/proc/driver");
 }
 
 void mount_mask(const fs::path& p) {
@@ -231,6 +253,41 @@ struct Op {
 
 }  // namespace
 
+void clone_sources(MountPlan& plan) {
+  auto clone = [](std::map<fs::path, int>& into, const fs::path& p, uint64_t attrs,
+                  bool recursive) {
+    if (into.count(p)) return;
+    Fd src = must_open(p.string(), "bind source");
+    Fd tree = clone_tree(src.get(), recursive, 0, p.string());
+    // Private first: a copy of a shared host mount would otherwise be a peer of it, and what
+    // the box mounts beneath it would propagate back to the host.
+    mount_attr attr{};
+    attr.attr_set = attrs;
+    attr.propagation = MS_PRIVATE;
+    unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+    if (::syscall(SYS_mount_setattr, tree.get(), "", flags, &attr, sizeof attr) != 0) {
+      throw_sys("mount: mount_setattr", p.string() + " (private)", errno);
+    }
+    into[p] = tree.release();
+  };
+  const uint64_t rw = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  clone(plan.trees, plan.worktree, rw, true);
+  for (const auto& p : plan.rw_extra)
+    clone(plan.trees, p, rw, true);
+  for (const auto& p : plan.ro)
+    clone(plan.trees, p, rw | MOUNT_ATTR_RDONLY, true);
+  for (const auto& d : plan.devices) {
+    Fd probe = must_open(d.string(), "chip device");
+    struct stat st;
+    if (::fstat(probe.get(), &st) != 0)
+      throw_sys("mount: fstat", "chip device " + d.string(), errno);
+    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+      throw Error("mount: chip device " + quote(d.string()) + " is not a device node");
+    }
+    clone(plan.device_trees, d, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+  }
+}
+
 void prepare_staging() {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     throw_sys("mount: mount", "/ MS_REC|MS_PRIVATE", errno);
@@ -253,7 +310,7 @@ void prepare_staging() {
   attach(root.get(), nr.get(), "box root tmpfs -> " + kNew);
 }
 
-void build_tree(const MountPlan& plan) {
+void build_tree(MountPlan& plan) {
   std::vector<Op> ops;
   for (const auto& p : plan.system_ro)
     ops.push_back({p, Kind::SystemRo});
@@ -286,10 +343,8 @@ void build_tree(const MountPlan& plan) {
         mount_proc();
         break;
       case Kind::Rw:
-        bind(op.path, op.path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
-        break;
       case Kind::Ro:
-        bind(op.path, op.path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+        attach_source(plan.trees, op.path);
         break;
       case Kind::Mask:
         mount_mask(op.path);
@@ -298,16 +353,9 @@ void build_tree(const MountPlan& plan) {
   }
 }
 
-void add_device_nodes(const std::vector<fs::path>& devices) {
-  for (const auto& d : devices) {
-    struct stat st;
-    if (::stat((kOld + d.string()).c_str(), &st) != 0)
-      throw_sys("mount: stat", "chip device " + d.string(), errno);
-    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-      throw Error("mount: chip device " + quote(d.string()) + " is not a device node");
-    }
-    bind(d, d, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
-  }
+void add_device_nodes(MountPlan& plan) {
+  for (const auto& d : plan.devices)
+    attach_source(plan.device_trees, d);
 }
 
 void enter_tree() {

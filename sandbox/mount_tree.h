@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,13 +21,23 @@ struct MountPlan {
   std::vector<std::string> dev;
   std::filesystem::path worktree;
   std::vector<std::filesystem::path> rw_extra, ro, mask;
+  std::vector<std::filesystem::path> devices;  // the chip's nodes
+  // Detached copies of the worktree, rw_extra, ro and device sources (clone_sources), by host
+  // path; each is attached once and closed by build_tree / add_device_nodes.
+  std::map<std::filesystem::path, int> trees, device_trees;
 };
+
+// Makes a private, detached copy (open_tree(OPEN_TREE_CLONE)) of every caller-named source,
+// with its final attributes. Run while the sources can be reached: as root before dropping to
+// the box's user (so a worktree or wiki under a root-only directory works), otherwise in the
+// box's new mount namespace. Sources are opened without following symbolic links.
+void clone_sources(MountPlan& plan);
 
 // Run in order by the box's pid 1, inside its new user, mount and pid namespaces. Each throws
 // kd::Error naming "mount" and the call.
-void prepare_staging();  // host root moves to /oldroot, the box is built in /newroot
-void build_tree(const MountPlan& plan);  // everything under /newroot
-void add_device_nodes(const std::vector<std::filesystem::path>& devices);  // chip nodes
-void enter_tree();  // pivot into /newroot, drop the host root, `/` read-only
+void prepare_staging();            // host root moves to /oldroot, the box is built in /newroot
+void build_tree(MountPlan& plan);  // everything under /newroot
+void add_device_nodes(MountPlan& plan);  // the chip's nodes, in the chip view
+void enter_tree();                       // pivot into /newroot, drop the host root, `/` read-only
 
 }  // namespace kd::sandbox

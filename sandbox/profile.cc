@@ -157,8 +157,8 @@ Profile parse_profile(const std::string& json_text, const std::filesystem::path&
     throw Error(file + ": not JSON: " + e.what());
   }
   Reader r(doc, file);
-  r.allow_only(
-      {"name", "system_ro", "tmpfs", "dev", "hostname", "landlock", "cgroup", "limits", "env"});
+  r.allow_only({"name", "system_ro", "tmpfs", "dev", "hostname", "landlock", "cgroup",
+                "seccomp_notify", "limits", "env"});
   Profile p;
   p.source = source;
   p.name = r.string("name");
@@ -182,6 +182,7 @@ Profile parse_profile(const std::string& json_text, const std::filesystem::path&
   if (r.has("hostname")) p.hostname = r.string("hostname");
   p.landlock = r.need("landlock");
   p.cgroup = r.need("cgroup");
+  if (r.has("seccomp_notify")) p.seccomp_notify = r.need("seccomp_notify");
   if (r.has("limits")) parse_limits(r.at("limits"), file, p.limits);
   if (r.has("env")) parse_env(r.at("env"), file, p.env);
   return p;

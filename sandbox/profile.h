@@ -43,6 +43,9 @@ struct Profile {
   std::string hostname = "sandbox";
   Need landlock = Need::Required;
   Need cgroup = Need::BestEffort;
+  // Seccomp denials reported through user notification; without it they reach the command as
+  // EPERM only, and every result says seccomp denials were not observed.
+  Need seccomp_notify = Need::Required;
   Limits limits;
   EnvPolicy env;
 };

@@ -29,6 +29,7 @@ nlohmann::json RunResult::to_json() const {
   j["denials"] = nlohmann::json::array();
   for (const auto& d : denials)
     j["denials"].push_back(denial_json(d));
+  j["unobserved_layers"] = unobserved_layers;
   return j;
 }
 

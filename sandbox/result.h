@@ -7,10 +7,11 @@
 
 namespace kd::sandbox {
 
-// One refusal the sandbox observed: a limit hit, a timeout, a refused file operation.
+// One refusal the sandbox observed: a call the seccomp filter denied, a limit hit, a timeout,
+// a refused file operation.
 struct Denial {
-  std::string layer;   // "timeout" | "cgroup" | "rlimit" | "mount" | "landlock" | "output" ...
-  std::string op;      // "fork", "write", "run", ...
+  std::string layer;   // "seccomp" | "timeout" | "cgroup" | "rlimit" | "mount" | "landlock" ...
+  std::string op;      // the system call ("mount", "socket"), or "fork", "write", "run", ...
   std::string path;    // inside the box, when one applies
   std::string detail;  // human-readable
   int err = 0;         // errno, when one applies
@@ -25,6 +26,10 @@ struct RunResult {
   std::string out, err;
   bool out_truncated = false, err_truncated = false;
   std::vector<Denial> denials;
+  // Layers whose refusals reach the command only as an errno and are not in `denials`: always
+  // "mount" and "landlock" for commands, and "seccomp" when the profile let the box run without
+  // user notification.
+  std::vector<std::string> unobserved_layers;
   double wall_s = 0;
 
   nlohmann::json to_json() const;

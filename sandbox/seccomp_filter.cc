@@ -78,11 +78,12 @@ void add(scmp_filter_ctx ctx, uint32_t action, const char* name, std::vector<scm
 
 }  // namespace
 
-SeccompFilter::SeccompFilter() {
+SeccompFilter::SeccompFilter(DenyAction action) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) throw Error("seccomp: seccomp_init(SCMP_ACT_ALLOW) failed");
   ctx_ = ctx;
-  const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+  const uint32_t eperm =
+      action == DenyAction::Notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(kDeniedErrno);
   // Only the native architecture is in the filter: int 0x80 and x32 numbers kill the process.
   int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   if (r != 0) throw_sys("seccomp: seccomp_attr_set", "SCMP_FLTATR_ACT_BADARCH", -r);
@@ -91,6 +92,7 @@ SeccompFilter::SeccompFilter() {
   if (r != 0) throw_sys("seccomp: seccomp_attr_set", "SCMP_FLTATR_CTL_NNP", -r);
   for (const char* name : kDenied)
     add(ctx, eperm, name, {}, "(deny)");
+  // Not a denial: libc falls back to clone, which the rules below inspect.
   add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", {}, "(ENOSYS)");
   for (unsigned long flag : kNamespaceFlags) {
     add(ctx, eperm, "unshare", {SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)}, "namespace flag");
@@ -151,13 +153,17 @@ std::vector<sock_filter> SeccompFilter::bpf() const {
   return prog;
 }
 
-void load_seccomp(const std::vector<sock_filter>& program) {
+int load_seccomp(const std::vector<sock_filter>& program, bool new_listener) {
   sock_fprog prog{static_cast<unsigned short>(program.size()),
                   const_cast<sock_filter*>(program.data())};
-  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-    throw_sys("seccomp: seccomp(SECCOMP_SET_MODE_FILTER)",
+  const unsigned flags = new_listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  long r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+  if (r < 0) {
+    throw_sys(new_listener ? "seccomp: seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER)"
+                           : "seccomp: seccomp(SECCOMP_SET_MODE_FILTER)",
               std::to_string(program.size()) + " instructions", errno);
   }
+  return new_listener ? int(r) : -1;
 }
 
 }  // namespace kd::sandbox

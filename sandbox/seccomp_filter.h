@@ -8,14 +8,24 @@
 
 #include <linux/filter.h>
 
+#include <cerrno>
+
 #include <string>
 #include <vector>
 
 namespace kd::sandbox {
 
+// What a call on the deny-list gets from the filter. Notify hands it to the supervisor holding
+// the listener (seccomp_notify.h), which records it and answers kDeniedErrno; the decision is
+// the filter's either way, the supervisor never lets a call through. Errno answers in the
+// kernel and leaves no record.
+enum class DenyAction { Errno, Notify };
+inline constexpr int kDeniedErrno = EPERM;
+
 class SeccompFilter {
  public:
-  SeccompFilter();  // builds the filter; throws kd::Error naming "seccomp" and the call
+  // Builds the filter; throws kd::Error naming "seccomp" and the call.
+  explicit SeccompFilter(DenyAction action = DenyAction::Errno);
   ~SeccompFilter();
   SeccompFilter(const SeccompFilter&) = delete;
   SeccompFilter& operator=(const SeccompFilter&) = delete;
@@ -27,7 +37,8 @@ class SeccompFilter {
   void* ctx_ = nullptr;
 };
 
-// Installs a program in the calling thread (no_new_privs must already be set).
-void load_seccomp(const std::vector<sock_filter>& program);
+// Installs a program in the calling thread (no_new_privs must already be set). With
+// `new_listener`, returns the close-on-exec listener of its notifications, else -1.
+int load_seccomp(const std::vector<sock_filter>& program, bool new_listener = false);
 
 }  // namespace kd::sandbox

@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,12 +17,14 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <optional>
 
 #include "common/errors.h"
 #include "sandbox/fds.h"
 #include "sandbox/landlock.h"
 #include "sandbox/rlimits.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/seccomp_notify.h"
 #include "sandbox/userns.h"
 #include "sandbox/wire.h"
 
@@ -120,8 +125,8 @@ int open_regular(const std::string& path, int flags, FileResult& error, const ch
   return fd;
 }
 
-FileResult do_file_op(FileRequest::Op op, const std::string& path, uint64_t max_bytes,
-                      int data_fd) {
+FileResult run_file_op(FileRequest::Op op, const std::string& path, uint64_t max_bytes,
+                       int data_fd) {
   FileResult r;
   switch (op) {
     case FileRequest::Read: {
@@ -187,6 +192,53 @@ FileResult do_file_op(FileRequest::Op op, const std::string& path, uint64_t max_
   return r;
 }
 
+const char* op_name(FileRequest::Op op) {
+  switch (op) {
+    case FileRequest::Read:
+      return "read";
+    case FileRequest::Write:
+      return "write";
+    case FileRequest::List:
+      return "list";
+    case FileRequest::Stat:
+      return "stat";
+  }
+  return "file";
+}
+
+// Which layer refused: access(2) sees the file's mode and a read-only mount but not Landlock,
+// so an EACCES that access() does not reproduce is Landlock's.
+std::optional<Denial> classify_refusal(FileRequest::Op op, const std::string& path, int err) {
+  if (err == EROFS) {
+    return Denial{"mount", op_name(op), path, "read-only mount", EROFS};
+  }
+  if (err != EACCES) return std::nullopt;
+  std::string target = path;
+  int mode = op == FileRequest::Write ? W_OK : op == FileRequest::List ? R_OK | X_OK : R_OK;
+  if (op == FileRequest::Stat) mode = F_OK;
+  if (op == FileRequest::Write && ::faccessat(AT_FDCWD, path.c_str(), F_OK, AT_EACCESS) != 0) {
+    // A new file: creating it is a write to its directory.
+    const size_t slash = path.find_last_of('/');
+    target = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    mode = W_OK | X_OK;
+  }
+  if (::faccessat(AT_FDCWD, target.c_str(), mode, AT_EACCESS) == 0) {
+    return Denial{"landlock", op_name(op), path,
+                  "refused by Landlock (the file's mode and the mount allow it)", EACCES};
+  }
+  return Denial{"permissions", op_name(op), path,
+                "refused by the file's mode (a no-peek path is an empty mode-0 file)", EACCES};
+}
+
+FileResult do_file_op(FileRequest::Op op, const std::string& path, uint64_t max_bytes,
+                      int data_fd) {
+  FileResult r = run_file_op(op, path, max_bytes, data_fd);
+  if (!r.ok) {
+    if (auto d = classify_refusal(op, path, r.err)) r.denials.push_back(*d);
+  }
+  return r;
+}
+
 }  // namespace
 
 std::string encode_file_result(const FileResult& r) {
@@ -196,6 +248,9 @@ std::string encode_file_result(const FileResult& r) {
   for (const auto& [name, t] : r.entries)
     w.str(name).u64(uint64_t(t));
   w.u64(uint64_t(r.type)).u64(r.size).u64(r.mode);
+  w.u64(r.denials.size());
+  for (const auto& d : r.denials)
+    w.str(d.layer).str(d.op).str(d.path).str(d.detail).u64(uint64_t(d.err));
   return w.bytes();
 }
 
@@ -215,13 +270,23 @@ FileResult decode_file_result(const std::string& payload) {
   r.type = char(rd.u64());
   r.size = rd.u64();
   r.mode = uint32_t(rd.u64());
+  n = rd.u64();
+  for (uint64_t i = 0; i < n && i < payload.size(); ++i) {
+    Denial d;
+    d.layer = rd.str();
+    d.op = rd.str();
+    d.path = rd.str();
+    d.detail = rd.str();
+    d.err = int(rd.u64());
+    r.denials.push_back(std::move(d));
+  }
   return r;
 }
 
 namespace {
 
 [[noreturn]] void exec_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in,
-                               int out, int err) {
+                               int out, int err, int notify_sock) {
   try {
     reset_signals();
     move_fd(in, 0);
@@ -243,7 +308,9 @@ namespace {
   envp.push_back(nullptr);
   environ = envp.data();
   try {
-    load_seccomp(c.seccomp);
+    // The listener is close-on-exec: the command never holds it, only its supervisor.
+    const int listener = load_seccomp(c.seccomp, c.notify);
+    if (c.notify) send_with_fds(notify_sock, "L", {listener});
   } catch (const std::exception& e) {
     fail_setup(reply_fd, e.what());
   }
@@ -259,12 +326,12 @@ namespace {
 struct ExecArgs {
   const Confinement* c;
   const CommandSpec* cmd;
-  int reply_fd, in, out, err;
+  int reply_fd, in, out, err, notify_sock;
 };
 
 int exec_entry(void* p) {
   auto* a = static_cast<ExecArgs*>(p);
-  exec_command(*a->c, *a->cmd, a->reply_fd, a->in, a->out, a->err);
+  exec_command(*a->c, *a->cmd, a->reply_fd, a->in, a->out, a->err, a->notify_sock);
 }
 #endif
 
@@ -275,19 +342,19 @@ namespace {
 // The command shares the caller's memory until it execs (as posix_spawn does), on its own
 // stack: no page tables are copied, and the caller waits until the exec or the exit.
 pid_t clone_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                    int err) {
+                    int err, int notify_sock) {
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer cannot follow a child running on a stack of its own (its reports become
   // false positives written into the command's stderr): sanitizer builds pay a plain fork.
   pid_t pid = ::fork();
-  if (pid == 0) exec_command(c, cmd, reply_fd, in, out, err);
+  if (pid == 0) exec_command(c, cmd, reply_fd, in, out, err, notify_sock);
   return pid;
 #else
   constexpr size_t kStack = 1 << 20;
   void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -1;
-  ExecArgs args{&c, &cmd, reply_fd, in, out, err};
+  ExecArgs args{&c, &cmd, reply_fd, in, out, err, notify_sock};
   pid_t pid = ::clone(exec_entry, static_cast<char*>(stack) + kStack,
                       CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int e = errno;
@@ -297,32 +364,110 @@ pid_t clone_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, 
 #endif
 }
 
-}  // namespace
-
-pid_t spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                    int err, bool own_pid_namespace) {
-  if (!own_pid_namespace) return clone_command(c, cmd, reply_fd, in, out, err);
-  pid_t pid = clone_child(CLONE_NEWPID);
-  if (pid != 0) return pid;
-  // Pid 1 of the command's namespace: a pid-namespace init ignores default-action signals,
-  // so the command runs as its child (and gets SIGXCPU, SIGPIPE, SIGTERM as usual) while this
-  // process reaps, reports the command's status and, by exiting, ends whatever is left.
-  reset_signals();
-  pid_t command = clone_command(c, cmd, reply_fd, in, out, err);
-  if (command < 0) fail_setup(reply_fd, sys_message("pid namespace: clone", "command", errno));
-  for (int fd : {in, out, err})
-    ::close(fd);
-  int status = 0;
-  for (;;) {
-    int st;
-    pid_t p = ::waitpid(-1, &st, 0);
-    if (p < 0 && errno == EINTR) continue;
-    if (p < 0) break;
-    if (p == command) {
-      status = st;
-      break;
+// Spawns the command and takes its seccomp listener (-1 when the profile has none or the
+// command failed before loading the filter). Throws kd::Error when the hand-over socket cannot
+// be made; pid -1 (errno set) when the clone failed.
+Spawned start_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                      int err) {
+  int sock[2] = {-1, -1};
+  Spawned s;
+  if (c.notify && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
+    throw_sys("seccomp: socketpair", "listener hand-over", errno);
+  }
+  s.pid = clone_command(c, cmd, reply_fd, in, out, err, sock[1]);
+  const int clone_errno = errno;
+  close_fd(sock[1]);
+  if (s.pid > 0 && sock[0] >= 0) {
+    // The child sent it before exec, or closed its end by exec or exit: this never blocks
+    // for long (a fork-based sanitizer build waits for the child's setup).
+    std::string msg;
+    std::vector<int> fds;
+    try {
+      if (recv_with_fds(sock[0], msg, fds, 1) && fds.size() == 1) s.listener = fds[0];
+    } catch (const Error&) {
+      // No listener: the command failed its setup and reports that itself.
     }
   }
+  close_fd(sock[0]);
+  errno = clone_errno;
+  return s;
+}
+
+// Receives the command's seccomp notifications and reports each denial on `reply_fd` as it
+// happens, reaps whatever ends up with this process, and returns the command's wait status.
+// SIGCHLD must be blocked.
+int supervise(pid_t command, int listener, int reply_fd) {
+  DenialLog log;
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  const int sig_fd = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  for (;;) {
+    pollfd pfd[2] = {{sig_fd, POLLIN, 0}, {listener, POLLIN, 0}};
+    // Without a signalfd (no descriptors left), waitpid's own wake-ups pace the loop.
+    if (::poll(pfd, 2, sig_fd < 0 ? 10 : -1) < 0 && errno != EINTR) break;
+    if (pfd[1].revents & POLLIN) {
+      if (!log.serve(listener)) close_fd(listener);
+      const std::string frame = log.take();
+      if (!frame.empty()) wire::write_frame(reply_fd, wire::Frame::Denials, frame);
+    } else if (pfd[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+      close_fd(listener);
+    }
+    if (sig_fd >= 0 && (pfd[0].revents & POLLIN)) {
+      signalfd_siginfo info;
+      while (::read(sig_fd, &info, sizeof info) == ssize_t(sizeof info)) {
+      }
+    }
+    int st;
+    pid_t p;
+    while ((p = ::waitpid(-1, &st, WNOHANG)) > 0) {
+      if (p == command) {
+        close_fd(listener);
+        if (sig_fd >= 0) ::close(sig_fd);
+        const std::string frame = log.take(true);
+        if (!frame.empty()) wire::write_frame(reply_fd, wire::Frame::Denials, frame);
+        return st;
+      }
+    }
+    if (p < 0 && errno == ECHILD) break;
+  }
+  // Unreachable short of a broken poll: stop supervising (pending calls get ENOSYS, still not
+  // made) and wait for the command plainly; never report a status that was not seen.
+  close_fd(listener);
+  if (sig_fd >= 0) ::close(sig_fd);
+  int status = SIGKILL;
+  while (::waitpid(command, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                      int err, bool own_pid_namespace) {
+  if (!own_pid_namespace) return start_command(c, cmd, reply_fd, in, out, err);
+  Spawned init;
+  init.pid = clone_child(CLONE_NEWPID);
+  if (init.pid != 0) return init;
+  // Pid 1 of the command's namespace: a pid-namespace init ignores default-action signals,
+  // so the command runs as its child (and gets SIGXCPU, SIGPIPE, SIGTERM as usual) while this
+  // process supervises its listener, reaps, reports the command's status and denials and, by
+  // exiting, ends whatever is left.
+  reset_signals();
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);  // the command resets its own mask
+  Spawned command;
+  try {
+    command = start_command(c, cmd, reply_fd, in, out, err);
+  } catch (const Error& e) {
+    fail_setup(reply_fd, e.what());
+  }
+  if (command.pid < 0) fail_setup(reply_fd, sys_message("pid namespace: clone", "command", errno));
+  for (int fd : {in, out, err})
+    ::close(fd);
+  const int status = supervise(command.pid, command.listener, reply_fd);
   wire::Writer w;
   w.u64(uint64_t(status));
   ::_exit(wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes()) ? 0 : 1);
@@ -337,7 +482,7 @@ pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string&
     reset_signals();
     if (::chdir(c.worktree.c_str()) != 0) throw_sys("file: chdir", c.worktree, errno);
     confine(c, false);
-    load_seccomp(c.seccomp);
+    load_seccomp(c.seccomp_files);
   } catch (const std::exception& e) {
     fail_setup(reply_fd, e.what());
   }

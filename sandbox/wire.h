@@ -34,8 +34,15 @@ class Reader {
 
 // Frames on a stream: one type byte, a 32-bit length, the payload.
 // Status: from the box's pid 1 (the child's wait status, timed out); CommandStatus: the
-// command's own wait status, from the init of its pid namespace.
-enum class Frame : char { Status = 'S', CommandStatus = 'C', SetupError = 'E', FileResult = 'F' };
+// command's own wait status, from the init of its pid namespace. Denials: what the seccomp
+// filter refused, from the command's supervisor (seccomp_notify.h), before its status.
+enum class Frame : char {
+  Status = 'S',
+  CommandStatus = 'C',
+  SetupError = 'E',
+  FileResult = 'F',
+  Denials = 'D'
+};
 bool write_frame(int fd, Frame type, const std::string& payload);  // false on a write error
 // Splits complete frames off the front of `buffer`.
 bool next_frame(std::string& buffer, Frame& type, std::string& payload);

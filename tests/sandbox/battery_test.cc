@@ -1,7 +1,7 @@
-// The escape battery of sandboxes.md §5 (every row that needs no GPU; rows 55-56 with stand-in
-// device nodes): real attempts by tests/sandbox/probe.cc inside `kdispatch sandbox exec`, each
-// with a positive control, and a host-side fingerprint taken before and after. Every test runs
-// with kdispatch as root and as nobody.
+// The escape battery of sandboxes.md §5 (every row; rows 55-56 with stand-in device nodes, row
+// 53 for the sandbox's half): real attempts by tests/sandbox/probe.cc inside `kdispatch sandbox
+// exec`, each with a positive control, and a host-side fingerprint taken before and after. Every
+// test runs with kdispatch as root and as nobody.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <grp.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -59,15 +60,32 @@ class Battery : public ::testing::TestWithParam<bool> {
     return path;
   }
 
-  // Runs the probe and returns its lines, checking the sandbox started.
+  // Runs the probe and returns its lines, checking the sandbox started; the whole outcome
+  // stays in last_.
   std::vector<std::string> lines(const std::vector<std::string>& args,
                                  const std::vector<std::string>& flags = {}) {
-    BoxOutcome o = host_->probe(args, flags);
-    EXPECT_TRUE(o.result.is_object() && o.result.contains("stdout")) << o.err;
-    return o.lines;
+    last_ = host_->probe(args, flags);
+    EXPECT_TRUE(last_.result.is_object() && last_.result.contains("stdout")) << last_.err;
+    return last_.lines;
+  }
+
+  // The seccomp denials of the last run whose system call is `call`.
+  std::vector<json> denied(const std::string& call) const {
+    std::vector<json> out;
+    for (const auto& d : last_.result.value("denials", json::array())) {
+      if (d.value("layer", "") == "seccomp" && d.value("op", "") == call) out.push_back(d);
+    }
+    return out;
+  }
+  size_t seccomp_denials() const {
+    size_t n = 0;
+    for (const auto& d : last_.result.value("denials", json::array()))
+      n += d.value("layer", "") == "seccomp";
+    return n;
   }
 
   std::unique_ptr<BatteryHost> host_;
+  BoxOutcome last_;
   std::string before_;
   mutable int profiles_ = 0;
 };
@@ -147,6 +165,9 @@ TEST_P(Battery, Rows01to07_12_13_WritesStayInTheWorktree) {
   EXPECT_EQ(l[11], "OK 0,1,2");
   EXPECT_EQ(kd::read_file(wt("ok/new")), "x");
   EXPECT_TRUE(fs::is_fifo(wt("ok/fifo")));
+  // Refused by the mount layer and Landlock, which leave no record: said so in the result.
+  EXPECT_EQ(seccomp_denials(), 0u) << last_.result.dump();
+  EXPECT_EQ(last_.result["unobserved_layers"], json::array({"mount", "landlock"}));
 }
 
 TEST_P(Battery, Rows08to10_14_15_ReadOnlyBindsHold) {
@@ -271,6 +292,19 @@ TEST_P(Battery, Rows18to26_NoMountsNamespacesOrPrivilege) {
   EXPECT_EQ(l[12], "OK setuid_bit=1 nosuid_mount=1 nnp=1");                        // 24
   EXPECT_EQ(l[13], "ERR EPERM");                                                   // 26
   EXPECT_EQ(l[14], "ERR EPERM");
+  // Each refusal by the filter is reported by name, with the caller's pid.
+  for (const char* call : {"mount", "umount2", "unshare", "clone", "fsopen", "open_tree", "chroot",
+                           "pivot_root", "name_to_handle_at", "open_by_handle_at"}) {
+    auto d = denied(call);
+    ASSERT_FALSE(d.empty()) << call << ": " << last_.result["denials"].dump();
+    EXPECT_EQ(d[0]["errno"], "EPERM");
+    EXPECT_NE(d[0]["detail"].get<std::string>().find("pid "), std::string::npos);
+  }
+  EXPECT_EQ(denied("mount").size(), 2u);  // remount and bind
+  EXPECT_NE(denied("unshare")[0]["detail"].get<std::string>().find("CLONE_NEWNS|CLONE_NEWUSER"),
+            std::string::npos)
+      << denied("unshare")[0].dump();
+  EXPECT_TRUE(denied("clone3").empty());  // ENOSYS sends libc to clone: not a denial
 }
 
 TEST_P(Battery, Rows27to30_ProcessesOutsideAreUnreachable) {
@@ -294,6 +328,8 @@ TEST_P(Battery, Rows27to30_ProcessesOutsideAreUnreachable) {
   EXPECT_EQ(l[3], "ERR EPERM");
   EXPECT_EQ(l[4], "ERR EPERM");
   EXPECT_TRUE(any_of(l[5], {"ERR ESRCH", "OK"})) << l[5];
+  EXPECT_EQ(denied("ptrace").size(), 1u) << last_.result.dump();
+  EXPECT_EQ(denied("process_vm_readv").size(), 1u);
   EXPECT_EQ(kill(canary, 0), 0) << "the host canary was killed from inside the box";
   kill(canary, SIGKILL);
   waitpid(canary, nullptr, 0);
@@ -310,6 +346,14 @@ TEST_P(Battery, Rows31to37_KernelAttackSurfaceIsFiltered) {
     EXPECT_EQ(l[i], "ERR EPERM") << i;
   EXPECT_EQ(l[11], "OK");         // 37: a stacked filter is harmless...
   EXPECT_EQ(l[12], "ERR EPERM");  // ...and does not lift ours
+  auto ioctls = denied("ioctl");
+  ASSERT_EQ(ioctls.size(), 3u) << last_.result.dump();  // not the TIOCGWINSZ control
+  EXPECT_NE(ioctls[0]["detail"].get<std::string>().find("0x5412"), std::string::npos);  // TIOCSTI
+  for (const char* call : {"io_uring_setup", "userfaultfd", "bpf", "perf_event_open", "keyctl",
+                           "add_key", "personality"}) {
+    EXPECT_EQ(denied(call).size(), 1u) << call;
+  }
+  EXPECT_EQ(denied("ptrace").size(), 1u);  // after the stacked filter too
   for (const char* call : {"x32", "int80"}) {
     BoxOutcome o = host_->probe({call});
     ASSERT_TRUE(o.result.is_object()) << o.err;
@@ -400,6 +444,15 @@ TEST_P(Battery, Rows39to44_OnlyTheBoxLoopback) {
   EXPECT_EQ(l[8], "ERR EPERM");
   EXPECT_EQ(l[9], "ERR ENOENT");
   EXPECT_EQ(l[10], "ERR ECONNREFUSED");
+  // The filter refused three families (raw ICMP is the network namespace's EPERM), by name.
+  auto sockets = denied("socket");
+  ASSERT_EQ(sockets.size(), 3u) << last_.result.dump();
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NE(sockets[i]["detail"].get<std::string>().find(
+                  std::vector<std::string>{"AF_PACKET", "AF_NETLINK", "AF_VSOCK"}[i]),
+              std::string::npos)
+        << sockets[i].dump();
+  }
   for (int fd : {tcp, unix_fd, abs_fd})
     close(fd);
 }
@@ -449,6 +502,11 @@ TEST_P(Battery, Row49_NothingOutlivesTheSandbox) {
   EXPECT_EQ(o.result["timed_out"], true);
   ASSERT_FALSE(o.result["denials"].empty());
   EXPECT_EQ(o.result["denials"][0]["layer"], "timeout");
+  // What the filter refused before the deadline is still reported.
+  o = host_->probe({"unshare", ";", "sleep", "100"}, {"--timeout", "0.5"});
+  ASSERT_EQ(o.result["denials"].size(), 2u) << o.result.dump();
+  EXPECT_EQ(o.result["denials"][0]["op"], "unshare");
+  EXPECT_EQ(o.result["denials"][1]["layer"], "timeout");
 }
 
 TEST_P(Battery, Row50_TheSandboxDiesWithTheDispatcher) {
@@ -522,6 +580,51 @@ TEST_P(Battery, Row52_NoPeekPathsCannotBeRead) {
   EXPECT_EQ(l[6], "ERR EBUSY");
 }
 
+// Row 53 has two halves. The dispatcher builds the worktree from a history without no-peek
+// content (its own tests); what the sandbox adds is that the worktree's object database is not
+// in the box at all: a git worktree's `.git` file points into the main repository, which is
+// never bound, so neither git nor a direct read reaches any revision, pack, reflog or stash.
+TEST_P(Battery, Row53_NoPeekContentIsNotInTheVisibleObjectDatabase) {
+  if (!fs::exists("/usr/bin/git")) GTEST_SKIP() << "git is not installed";
+  const std::string repo = host_->root() + "/repo", gwt = host_->root() + "/gwt";
+  const std::string hidden = "HIDDEN-" + host_->token();
+  fs::create_directories(repo);
+  const std::string git = "git -c user.name=t -c user.email=t@t -c safe.directory='*' -C " + repo;
+  const std::string setup = git + " init -q && echo visible > " + repo + "/visible.txt && echo " +
+                            hidden + " > " + repo + "/hidden.txt && " + git + " add -A && " + git +
+                            " commit -qm one && " + git + " rm -q hidden.txt && " + git +
+                            " commit -qm two && " + git + " stash list && " + git +
+                            " worktree add -q " + gwt + " HEAD";
+  ASSERT_EQ(std::system(setup.c_str()), 0) << setup;
+  if (running_as_root()) {
+    ASSERT_EQ(std::system(("chown -R 65534:65534 " + gwt).c_str()), 0);
+  }
+  // Control: on the host, the revision with the no-peek file is one command away.
+  const std::string host_show = "git -c safe.directory='*' -C " + gwt + " show HEAD~1:hidden.txt";
+  BoxOutcome host_side = host_->run({"/bin/sh", "-c", host_show});
+  ASSERT_EQ(host_side.exit_code, 0) << host_side.err;
+  auto in_box = [&](const std::vector<std::string>& cmd) {
+    std::vector<std::string> argv = {KD_BINARY,     "sandbox", "exec",   "--worktree", gwt, "--ro",
+                                     gwt + "/.git", "--ro",    KD_PROBE, "--json",     "--"};
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+    return host_->run(argv);
+  };
+  BoxOutcome show = in_box({"/bin/sh", "-c", host_show + " 2>&1; echo status=$?"});
+  ASSERT_TRUE(show.result.is_object()) << show.err;
+  const std::string out = show.result["stdout"];
+  EXPECT_EQ(out.find(hidden), std::string::npos) << out;
+  EXPECT_NE(out.find("not a git repository"), std::string::npos) << out;
+  EXPECT_EQ(out.find("status=0"), std::string::npos) << out;
+  BoxOutcome probe =
+      in_box({KD_PROBE, "read", gwt + "/visible.txt", ";", "list", repo + "/.git/objects", ";",
+              "read", repo + "/.git/logs/HEAD", ";", "list", repo + "/.git/worktrees"});
+  ASSERT_EQ(probe.lines.size(), 4u) << probe.err;
+  EXPECT_EQ(probe.lines[0], "OK visible");  // control: the checked-out files are there
+  EXPECT_EQ(probe.lines[1], "ERR ENOENT");
+  EXPECT_EQ(probe.lines[2], "ERR ENOENT");
+  EXPECT_EQ(probe.lines[3], "ERR ENOENT");
+}
+
 TEST_P(Battery, Row54_SecretsDoNotEnter) {
   BoxOutcome o = host_->probe({"env"});
   ASSERT_TRUE(o.result.is_object()) << o.err;
@@ -567,6 +670,66 @@ TEST_P(Battery, Rows11_55_OnlyTheAssignedChipsNodes) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("chip 8"), std::string::npos) << missing.err;
   EXPECT_NE(missing.err.find("accel9"), std::string::npos) << missing.err;
+}
+
+// Row 56 asks what a GPU run would show: other GPUs reached through the control node, UVM,
+// PCI resources in /sys, or the driver's /proc entries. Without a GPU here, stand-in nodes make
+// the chip's view: only the assigned node and its companion control node exist, /sys is not
+// mounted and /proc/driver is masked, so none of the side doors exists inside. Whether the
+// real driver confines ioctls on the control node to the opened device is the driver's matter
+// and needs a GPU host.
+TEST_P(Battery, Row56_NoSideDoorsToOtherChips) {
+  if (!running_as_root()) GTEST_SKIP() << "stand-in device nodes need root to mknod";
+  const std::string dev = host_->root() + "/dev";
+  fs::create_directories(dev);
+  for (const char* n : {"nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"}) {
+    ASSERT_EQ(mknod((dev + "/" + n).c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+    chmod((dev + "/" + n).c_str(), 0666);
+  }
+  const std::string chips = host_->root() + "/chips.json";
+  std::ofstream(chips) << json{{"chips",
+                                {{{"id", "0"},
+                                  {"kind", "gpu"},
+                                  {"lock", host_->root() + "/chip0.lock"},
+                                  {"devices", {dev + "/nvidia0", dev + "/nvidiactl"}}}}}}
+                              .dump();
+  auto l = lines({"open-rw",
+                  dev + "/nvidia0",
+                  ";",
+                  "open-rw",
+                  dev + "/nvidiactl",
+                  ";",
+                  "open-rw",
+                  dev + "/nvidia1",
+                  ";",
+                  "open-rw",
+                  dev + "/nvidia-uvm",
+                  ";",
+                  "list",
+                  "/sys/bus/pci/devices",
+                  ";",
+                  "read",
+                  "/sys/bus/pci/devices/0000:00:00.0/resource0",
+                  ";",
+                  "list",
+                  "/proc/driver",
+                  ";",
+                  "read",
+                  "/proc/driver/nvidia/gpus/0000:00:00.0/information",
+                  ";",
+                  "list",
+                  "/proc/self"},
+                 {"--chip", "0", "--chips", chips});
+  ASSERT_EQ(l.size(), 9u);
+  EXPECT_EQ(l[0], "OK");  // control: the assigned chip
+  EXPECT_EQ(l[1], "OK");  // and its control node
+  EXPECT_EQ(l[2], "ERR ENOENT");
+  EXPECT_EQ(l[3], "ERR ENOENT");
+  EXPECT_EQ(l[4], "ERR ENOENT");
+  EXPECT_EQ(l[5], "ERR ENOENT");
+  EXPECT_EQ(l[6], "ERR EACCES");  // masked: an empty mode-0 directory
+  EXPECT_EQ(l[7], "ERR EACCES");
+  EXPECT_EQ(l[8].rfind("OK ", 0), 0u) << l[8];  // control: the rest of /proc is there
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Battery, ::testing::Values(false, true),

@@ -174,6 +174,110 @@ TEST_F(BoxTest, FileOperationsHaveTheConfinementOfCommands) {
   EXPECT_FALSE(fs::exists(host_->root() + "/escape"));
 }
 
+TEST_F(BoxTest, RefusedFileOperationsNameTheLayer) {
+  auto box = Box::open(spec_);
+  auto layer_of = [](const FileResult& r) {
+    return r.denials.size() == 1 ? r.denials[0].layer
+                                 : "(" + std::to_string(r.denials.size()) + ")";
+  };
+  FileResult ro = box->file({FileRequest::Write, "ref.py", "x", 0});
+  EXPECT_EQ(layer_of(ro), "mount");
+  EXPECT_EQ(ro.denials[0].op, "write");
+  EXPECT_EQ(ro.denials[0].path, "ref.py");
+  EXPECT_EQ(ro.denials[0].err, EROFS);
+  EXPECT_EQ(layer_of(box->file({FileRequest::Read, "secret.txt", "", 10})), "permissions");
+  EXPECT_EQ(layer_of(box->file({FileRequest::List, "nopeek", "", 0})), "permissions");
+  // /proc/self/comm is the caller's own file, mode 0644, on a read-write mount: only Landlock
+  // (write rights beneath the worktree, extra dirs and tmpfs only) refuses the write.
+  FileResult ll = box->file({FileRequest::Write, "/proc/self/comm", "x", 0});
+  EXPECT_EQ(ll.err, EACCES) << ll.error;
+  EXPECT_EQ(layer_of(ll), "landlock");
+  // Not refusals: a missing file and a success carry no denial.
+  EXPECT_TRUE(box->file({FileRequest::Read, "no-such-file", "", 10}).denials.empty());
+  EXPECT_TRUE(box->file({FileRequest::Write, "ok/fine", "x", 0}).denials.empty());
+}
+
+TEST_F(BoxTest, SeccompDenialsAreReportedByName) {
+  spec_.ro.push_back(KD_PROBE);
+  auto box = Box::open(spec_);
+  RunRequest req;
+  req.argv = {KD_PROBE, "unshare", ";", "packet", ";", "write", host_->wt() + "/ok/x"};
+  RunResult r = box->run(req);
+  EXPECT_EQ(r.out, "ERR EPERM\nERR EPERM\nOK\n") << r.err;
+  ASSERT_EQ(r.denials.size(), 2u) << r.to_json().dump();
+  EXPECT_EQ(r.denials[0].layer, "seccomp");
+  EXPECT_EQ(r.denials[0].op, "unshare");
+  EXPECT_EQ(r.denials[0].err, EPERM);
+  EXPECT_NE(r.denials[0].detail.find("unshare(CLONE_NEWNS|CLONE_NEWUSER"), std::string::npos)
+      << r.denials[0].detail;
+  EXPECT_EQ(r.denials[1].op, "socket");
+  EXPECT_NE(r.denials[1].detail.find("AF_PACKET"), std::string::npos) << r.denials[1].detail;
+  EXPECT_EQ(r.unobserved_layers, (std::vector<std::string>{"mount", "landlock"}));
+  const auto j = r.to_json();
+  EXPECT_EQ(j["denials"][0]["layer"], "seccomp");
+  EXPECT_EQ(j["denials"][0]["errno"], "EPERM");
+  // The next command starts with a clean record.
+  EXPECT_TRUE(sh(*box, "true").denials.empty());
+  // A flood of denied calls is itemized up to a cap, then counted.
+  req.argv = {"/bin/sh", "-c"};
+  std::string many;
+  for (int i = 0; i < 70; ++i)
+    many += std::string(KD_PROBE) + " unshare >/dev/null; ";
+  req.argv.push_back(many);
+  RunResult flood = box->run(req);
+  ASSERT_EQ(flood.denials.size(), 65u);
+  EXPECT_EQ(flood.denials.back().op, "more");
+  EXPECT_EQ(flood.denials.back().detail, "6 more denied calls, not itemized");
+  // Reported as they happen: a command killed at its deadline keeps its denials.
+  RunRequest slow;
+  slow.argv = {"/bin/sh", "-c", std::string(KD_PROBE) + " unshare; sleep 100"};
+  slow.timeout_s = 0.5;
+  RunResult late = box->run(slow);
+  EXPECT_TRUE(late.timed_out);
+  ASSERT_EQ(late.denials.size(), 2u) << late.to_json().dump();
+  EXPECT_EQ(late.denials[0].op, "unshare");
+  EXPECT_EQ(late.denials[1].layer, "timeout");
+}
+
+TEST_F(BoxTest, WithoutUserNotificationTheResultSaysSo) {
+  spec_.ro.push_back(KD_PROBE);
+  spec_.profile.seccomp_notify = Need::Off;
+  auto box = Box::open(spec_);
+  RunRequest req;
+  req.argv = {KD_PROBE, "unshare"};
+  RunResult r = box->run(req);
+  EXPECT_EQ(r.out, "ERR EPERM\n");  // still refused
+  EXPECT_TRUE(r.denials.empty());
+  EXPECT_EQ(r.unobserved_layers, (std::vector<std::string>{"mount", "landlock", "seccomp"}));
+}
+
+TEST_F(BoxTest, SourcesUnderARootOnlyDirectoryAreBound) {
+  if (!kd::test::running_as_root()) GTEST_SKIP() << "needs root to make a root-only directory";
+  // root/private (0700, root's) holds a worktree and a wiki the box's user could not reach.
+  const std::string priv = host_->root() + "/private";
+  fs::create_directories(priv + "/wt/ok");
+  fs::create_directories(priv + "/wiki");
+  std::ofstream(priv + "/wiki/page.md") << "PAGE\n";
+  ASSERT_EQ(chmod(priv.c_str(), 0700), 0);
+  ASSERT_EQ(chown((priv + "/wt").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chown((priv + "/wt/ok").c_str(), 65534, 65534), 0);
+  BoxSpec s = spec_;
+  s.worktree = priv + "/wt";
+  s.ro = {priv + "/wiki"};
+  s.mask = {};
+  auto box = Box::open(s);
+  RunResult r = sh(*box, "id -u; cat " + priv + "/wiki/page.md; echo made > ok/new; pwd");
+  EXPECT_EQ(r.out, "65534\nPAGE\n" + priv + "/wt\n") << r.err;
+  EXPECT_EQ(kd::read_file(priv + "/wt/ok/new"), "made\n");
+  EXPECT_NE(sh(*box, "echo x > " + priv + "/wiki/page.md").exit_code, 0);
+  EXPECT_EQ(kd::read_file(priv + "/wiki/page.md"), "PAGE\n");
+  // The box's user still cannot reach it on the host: the binds came from root's fds.
+  kd::test::BatteryHost nobody(true);
+  auto o = nobody.run({"/bin/cat", priv + "/wiki/page.md"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("Permission denied"), std::string::npos) << o.err;
+}
+
 TEST_F(BoxTest, ChipDevicesAndEnvOnlyForChipCalls) {
   if (!kd::test::running_as_root()) GTEST_SKIP() << "stand-in device nodes need root to mknod";
   const std::string dev = host_->root() + "/accel0";

@@ -32,6 +32,8 @@ TEST(Profile, DefaultProfilesLoadAndDiffer) {
   EXPECT_EQ(author.name, "author");
   EXPECT_EQ(verifier.name, "verifier");
   EXPECT_EQ(author.landlock, Need::Required);
+  EXPECT_EQ(author.seccomp_notify, Need::Required);
+  EXPECT_EQ(verifier.seccomp_notify, Need::Required);
   EXPECT_GT(verifier.limits.timeout_s, author.limits.timeout_s);
   EXPECT_FALSE(author.system_ro.empty());
   bool tmp = false;
@@ -49,6 +51,13 @@ TEST(Profile, MinimalParsesWithDefaults) {
   EXPECT_EQ(p.cgroup, Need::Off);
   EXPECT_EQ(p.limits.pids, 512u);
   EXPECT_EQ(p.dev, std::vector<std::string>{"null"});
+  EXPECT_EQ(p.seccomp_notify, Need::Required);  // fail closed when a profile does not say
+  EXPECT_EQ(parse_profile(with(R"("seccomp_notify": "best_effort")"), "p.json").seccomp_notify,
+            Need::BestEffort);
+  EXPECT_EQ(error_of(with(R"("seccomp_notify": true)")),
+            "p.json: \"seccomp_notify\" must be a non-empty string");
+  EXPECT_EQ(error_of(with(R"("seccomp_notify": "log")")),
+            "p.json: \"seccomp_notify\" must be \"required\", \"best_effort\" or \"off\"");
 }
 
 TEST(Profile, ErrorsNameTheFileAndField) {

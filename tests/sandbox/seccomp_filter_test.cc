@@ -9,6 +9,8 @@
 
 #include <cerrno>
 
+#include "common/errors.h"
+#include "sandbox/seccomp_notify.h"
 #include "tests/sandbox/bpf_eval.h"
 
 namespace kd::sandbox {
@@ -111,6 +113,46 @@ TEST_F(SeccompFilterTest, ForeignArchitecturesAndX32AreKilled) {
   EXPECT_EQ(bpf_eval(*prog_, syscall_data(20, {}, AUDIT_ARCH_AARCH64)), kKill);
   EXPECT_EQ(decide(0x40000000 | SYS_getpid), kKill);
   EXPECT_EQ(decide(0x40000000 | SYS_ptrace), kKill);
+}
+
+TEST(SeccompNotifyFilter, SameDecisionsHandedToTheSupervisor) {
+  const auto notify = SeccompFilter(DenyAction::Notify).bpf();
+  const auto plain = SeccompFilter(DenyAction::Errno).bpf();
+  auto decide = [&](int nr, std::initializer_list<uint64_t> args) {
+    return bpf_eval(notify, syscall_data(nr, args));
+  };
+  EXPECT_EQ(decide(SYS_mount, {}), SECCOMP_RET_USER_NOTIF);
+  EXPECT_EQ(decide(SYS_unshare, {CLONE_NEWUSER}), SECCOMP_RET_USER_NOTIF);
+  EXPECT_EQ(decide(SYS_ioctl, {0, (0x123ULL << 32) | TIOCSTI}), SECCOMP_RET_USER_NOTIF);
+  EXPECT_EQ(decide(SYS_socket, {AF_NETLINK, SOCK_RAW}), SECCOMP_RET_USER_NOTIF);
+  EXPECT_EQ(decide(SYS_clone3, {}), kEnosys);  // a redirection, not a denial
+  EXPECT_EQ(decide(SYS_read, {}), kAllow);
+  EXPECT_EQ(decide(SYS_socket, {AF_INET, SOCK_STREAM}), kAllow);
+  EXPECT_EQ(bpf_eval(notify, syscall_data(20, {}, AUDIT_ARCH_I386)), kKill);
+  // Call for call, notify wherever the plain filter says EPERM, the same answer elsewhere.
+  for (int nr = 0; nr < 460; ++nr) {
+    for (uint64_t a0 : {uint64_t(0), uint64_t(AF_PACKET), uint64_t(CLONE_NEWNS)}) {
+      const uint32_t p = bpf_eval(plain, syscall_data(nr, {a0, TIOCSTI}));
+      const uint32_t n = bpf_eval(notify, syscall_data(nr, {a0, TIOCSTI}));
+      EXPECT_EQ(n, p == kEperm ? SECCOMP_RET_USER_NOTIF : p) << nr << " " << a0;
+    }
+  }
+}
+
+TEST(SeccompNotify, DescribesWhatWasAsked) {
+  uint64_t socket_args[6] = {AF_VSOCK, SOCK_STREAM, 0, 0, 0, 0};
+  EXPECT_EQ(describe_syscall(SYS_socket, socket_args), "socket(AF_VSOCK, 0x1, 0x0)");
+  uint64_t unshare_args[6] = {CLONE_NEWUSER | CLONE_FILES, 0, 0, 0, 0, 0};
+  EXPECT_EQ(describe_syscall(SYS_unshare, unshare_args), "unshare(CLONE_NEWUSER (0x10000400))");
+  uint64_t ioctl_args[6] = {0, TIOCSTI, 0x7ffd0000, 0, 0, 0};
+  EXPECT_EQ(describe_syscall(SYS_ioctl, ioctl_args), "ioctl(fd 0, 0x5412)");
+  uint64_t mount_args[6] = {0, 0x1000, 0, 0x1020, 0, 0};
+  EXPECT_EQ(describe_syscall(SYS_mount, mount_args), "mount(0x0, 0x1000, 0x0, ...)");
+}
+
+TEST(SeccompNotify, AMalformedDenialsFrameIsAnError) {
+  EXPECT_EQ(DenialLog().take(true), "");  // nothing recorded, nothing to send
+  EXPECT_THROW(DenialLog::decode(std::string("\x05", 1)), Error);
 }
 
 TEST_F(SeccompFilterTest, PseudoCodeShowsTheRules) {
