@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 packages=(g++ cmake ninja-build pkg-config git ca-certificates python3 python3-numpy
   libcurl4-openssl-dev nlohmann-json3-dev libboost-dev libseccomp-dev libgit2-dev libzstd-dev
-  libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+  libssl-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev)
 
 install_missing() {
   local missing=() p

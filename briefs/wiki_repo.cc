@@ -1,11 +1,10 @@
 #include "briefs/wiki_repo.h"
 
-#include <git2.h>
-
 #include <algorithm>
 #include <set>
 #include <system_error>
 
+#include "briefs/git_objects.h"
 #include "common/errors.h"
 #include "common/files.h"
 
@@ -13,24 +12,6 @@ namespace fs = std::filesystem;
 
 namespace kd::briefs {
 namespace {
-
-void ensure_libgit2() {
-  static const int once = git_libgit2_init();
-  (void)once;
-}
-
-std::string git_message(int rc) {
-  const git_error* e = git_error_last();
-  return e && e->message ? e->message : "libgit2 error " + std::to_string(rc);
-}
-
-template <typename T, void (*Free)(T*)>
-struct Owned {
-  T* p = nullptr;
-  ~Owned() {
-    if (p) Free(p);
-  }
-};
 
 // Lexically resolves link `target` relative to the directory of `from`; nullopt if it escapes.
 std::optional<std::string> resolve_inside(const std::string& from, const std::string& target) {
@@ -49,64 +30,64 @@ bool under(const fs::path& p, const fs::path& root) {
 }  // namespace
 
 struct GitTree::Impl {
-  git_repository* repo = nullptr;
-  git_tree* tree = nullptr;
-  ~Impl() {
-    if (tree) git_tree_free(tree);
-    if (repo) git_repository_free(repo);
+  GitObjects objects;
+  std::string root;  // the commit's tree id
+  explicit Impl(const fs::path& repo) : objects(repo) {}
+
+  // The entry at `path`, or nullopt when a component is missing or passes through something
+  // other than a tree.
+  std::optional<GitTreeEntry> entry(const std::string& path) const {
+    if (path.empty()) return std::nullopt;
+    std::string tree = root;
+    size_t start = 0;
+    while (true) {
+      size_t slash = path.find('/', start);
+      std::string name = path.substr(start, slash == std::string::npos ? slash : slash - start);
+      std::optional<GitTreeEntry> e =
+          find_git_tree_entry(objects.read(tree, GitType::tree).data, name, "tree " + tree);
+      if (!e) return std::nullopt;
+      if (slash == std::string::npos) return e;
+      if (!e->is_tree()) return std::nullopt;
+      tree = e->id;
+      start = slash + 1;
+    }
   }
 };
 
-GitTree::GitTree(const fs::path& repo, const std::string& revision) : impl_(new Impl) {
-  ensure_libgit2();
-  if (int rc = git_repository_open_ext(&impl_->repo, repo.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH,
-                                       nullptr))
-    throw Error("git_repository_open(" + quote(repo.string()) + "): " + git_message(rc));
-  Owned<git_object, git_object_free> obj;
-  if (int rc = git_revparse_single(&obj.p, impl_->repo, (revision + "^{commit}").c_str()))
-    throw Error("git_revparse(" + quote(repo.string()) + ", " + quote(revision) +
-                "): " + git_message(rc));
-  const git_oid* oid = git_object_id(obj.p);
-  char hex[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(hex, sizeof hex, oid);
-  commit_ = hex;
-  if (int rc = git_commit_tree(&impl_->tree, reinterpret_cast<git_commit*>(obj.p)))
-    throw Error("git_commit_tree(" + quote(repo.string()) + "@" + commit_ +
-                "): " + git_message(rc));
+GitTree::GitTree(const fs::path& repo, const std::string& revision) {
+  try {
+    impl_ = std::make_unique<Impl>(repo);
+    commit_ = impl_->objects.resolve_commit(revision);
+    const std::string& c = impl_->objects.read(commit_, GitType::commit).data;
+    if (c.rfind("tree ", 0) != 0 || c.size() < 46 || c[45] != '\n')
+      throw Error("commit " + commit_ + " has no tree line");
+    impl_->root = c.substr(5, 40);
+  } catch (const Error& e) {
+    throw Error("git(" + quote(repo.string()) + " at " + revision + "): " + e.what());
+  }
 }
 
 GitTree::~GitTree() = default;
 GitTree::GitTree(GitTree&&) noexcept = default;
 
 std::optional<GitTree::Entry> GitTree::lookup(const std::string& path) const {
-  Owned<git_tree_entry, git_tree_entry_free> entry;
-  int rc = git_tree_entry_bypath(&entry.p, impl_->tree, path.c_str());
-  if (rc == GIT_ENOTFOUND) return std::nullopt;
-  if (rc) throw Error("git_tree_entry_bypath(" + quote(path) + "): " + git_message(rc));
+  std::optional<GitTreeEntry> entry = impl_->entry(path);
+  if (!entry) return std::nullopt;
   Entry out;
-  if (git_tree_entry_type(entry.p) != GIT_OBJECT_BLOB) return out;
+  if (!entry->is_blob()) return out;
   out.is_file = true;
-  out.symlink = git_tree_entry_filemode(entry.p) == GIT_FILEMODE_LINK;
-  Owned<git_blob, git_blob_free> blob;
-  if (int rc2 = git_blob_lookup(&blob.p, impl_->repo, git_tree_entry_id(entry.p)))
-    throw Error("git_blob_lookup(" + quote(path) + "): " + git_message(rc2));
-  out.content.assign(static_cast<const char*>(git_blob_rawcontent(blob.p)),
-                     size_t(git_blob_rawsize(blob.p)));
+  out.symlink = entry->is_link();
+  out.content = impl_->objects.read(entry->id, GitType::blob).data;
   return out;
 }
 
 std::vector<std::string> GitTree::list(const std::string& path) const {
   std::vector<std::string> names;
-  Owned<git_tree_entry, git_tree_entry_free> entry;
-  if (git_tree_entry_bypath(&entry.p, impl_->tree, path.c_str()) != 0) return names;
-  if (git_tree_entry_type(entry.p) != GIT_OBJECT_TREE) return names;
-  Owned<git_tree, git_tree_free> sub;
-  if (int rc = git_tree_lookup(&sub.p, impl_->repo, git_tree_entry_id(entry.p)))
-    throw Error("git_tree_lookup(" + quote(path) + "): " + git_message(rc));
-  for (size_t i = 0, n = git_tree_entrycount(sub.p); i < n; ++i) {
-    const git_tree_entry* e = git_tree_entry_byindex(sub.p, i);
-    if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) names.emplace_back(git_tree_entry_name(e));
-  }
+  std::optional<GitTreeEntry> entry = impl_->entry(path);
+  if (!entry || !entry->is_tree()) return names;
+  for (auto& e :
+       parse_git_tree(impl_->objects.read(entry->id, GitType::tree).data, "tree " + entry->id))
+    if (e.is_blob()) names.push_back(std::move(e.name));
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -1,43 +1,45 @@
 #include "common/sha256.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
+// The SHA256_* functions hash with the same accelerated code as EVP without EVP's provider
+// lookup at first use, which costs a short-lived command (kdispatch brief) milliseconds.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+
 #include <cerrno>
-#include <new>
 
 #include "common/errors.h"
 
 namespace kd {
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1) {
-    throw std::bad_alloc();
-  }
+Sha256::Sha256() : ctx_(new SHA256_CTX) {
+  SHA256_Init(static_cast<SHA256_CTX*>(ctx_));
 }
 
 Sha256::~Sha256() {
-  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+  delete static_cast<SHA256_CTX*>(ctx_);
 }
 
 void Sha256::update(std::string_view bytes) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
+  SHA256_Update(static_cast<SHA256_CTX*>(ctx_), bytes.data(), bytes.size());
 }
 
 Digest Sha256::finish() {
   Digest out{};
-  unsigned int len = 0;
-  auto* ctx = static_cast<EVP_MD_CTX*>(ctx_);
-  EVP_DigestFinal_ex(ctx, out.data(), &len);
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  auto* ctx = static_cast<SHA256_CTX*>(ctx_);
+  SHA256_Final(out.data(), ctx);
+  SHA256_Init(ctx);
   return out;
 }
 
 Digest sha256(std::string_view bytes) {
   Digest out{};
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, EVP_sha256(), nullptr);
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, bytes.data(), bytes.size());
+  SHA256_Final(out.data(), &ctx);
   return out;
 }
 

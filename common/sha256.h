@@ -22,7 +22,7 @@ class Sha256 {
   Digest finish();  // resets the state for reuse
 
  private:
-  void* ctx_;  // EVP_MD_CTX*, kept opaque so callers do not include OpenSSL headers
+  void* ctx_;  // SHA256_CTX*, kept opaque so callers do not include OpenSSL headers
 };
 
 Digest sha256(std::string_view bytes);

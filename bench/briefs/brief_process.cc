@@ -1,6 +1,6 @@
 // Whole-process cost of `kdispatch brief`: runs the real binary N times and reports the median
-// wall time, CPU time and the peak RSS (wait4 rusage), next to the process floor (`kdispatch
-// help`). Usage:
+// and p90 wall time, the median CPU time and the peak RSS (wait4 rusage), next to two floors:
+// `kdispatch help` (exec of the same binary) and `/bin/true` (the machine's fork/exec). Usage:
 //   bench_brief_process KDISPATCH WIKI FAMILY EXPERIMENT [RUNS]
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -52,9 +52,13 @@ Sample run_once(std::vector<char*>& argv) {
           ms(ru.ru_utime) + ms(ru.ru_stime), ru.ru_maxrss};
 }
 
-double median(std::vector<double> v) {
+double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+}
+
+double median(std::vector<double> v) {
+  return percentile(std::move(v), 0.5);
 }
 
 void report(const char* what, const std::vector<Sample>& s) {
@@ -66,9 +70,10 @@ void report(const char* what, const std::vector<Sample>& s) {
     peak = std::max(peak, x.peak_kb);
   }
   std::printf(
-      "%-16s %3zu runs: median wall %7.2f ms (min %7.2f), median cpu %6.2f ms, peak RSS %5.1f MB\n",
-      what, s.size(), median(wall), *std::min_element(wall.begin(), wall.end()), median(cpu),
-      peak / 1024.0);
+      "%-16s %3zu runs: median wall %7.2f ms (min %7.2f, p90 %7.2f), median cpu %6.2f ms, "
+      "peak RSS %5.1f MB\n",
+      what, s.size(), median(wall), *std::min_element(wall.begin(), wall.end()),
+      percentile(wall, 0.9), median(cpu), peak / 1024.0);
 }
 
 }  // namespace
@@ -82,6 +87,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> brief = {argv[1],    "brief", "--wiki",       argv[2],
                                     "--family", argv[3], "--experiment", argv[4]};
   std::vector<std::string> help = {argv[1], "help"};
+  std::vector<std::string> floor = {"/bin/true"};
   auto cargs = [](std::vector<std::string>& v) {
     std::vector<char*> out;
     for (auto& a : v)
@@ -89,15 +95,17 @@ int main(int argc, char** argv) {
     out.push_back(nullptr);
     return out;
   };
-  std::vector<char*> brief_argv = cargs(brief), help_argv = cargs(help);
-  // Interleaved, so machine load affects both series alike.
-  std::vector<Sample> b, h;
+  std::vector<char*> brief_argv = cargs(brief), help_argv = cargs(help), floor_argv = cargs(floor);
+  // Interleaved, so machine load affects every series alike.
+  std::vector<Sample> b, h, t;
   for (int i = 0; i < runs; ++i) {
     b.push_back(run_once(brief_argv));
     h.push_back(run_once(help_argv));
+    t.push_back(run_once(floor_argv));
   }
   report("kdispatch brief", b);
-  report("kdispatch help", h);  // the process floor: exec, dynamic loading, exit
+  report("kdispatch help", h);  // kdispatch's own floor: exec, loading, exit
+  report("/bin/true", t);       // the machine's floor: fork, exec, exit
   std::vector<double> wall;
   long peak = 0;
   for (const auto& x : b) {
