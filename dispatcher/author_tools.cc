@@ -20,15 +20,19 @@ ToolOutcome error(std::string message, json record = json::object()) {
 
 // A refused file operation is a denial the sandbox observed: the model gets the error, the
 // transcript a violation record.
+// A refused file operation is a violation of the layer the box names (mount, landlock,
+// permissions); a plain failure (no such file) is only the tool's error.
 ToolOutcome file_failure(const sandbox::FileResult& r, const std::string& op,
                          const std::string& path) {
   json record = json::object();
-  if (r.err == EROFS || r.err == EACCES || r.err == EPERM || r.err == EXDEV) {
-    record["violations"] = json::array({{{"layer", r.err == EROFS ? "mount" : "landlock"},
-                                         {"op", op},
-                                         {"path", path},
-                                         {"errno", errno_name(r.err)},
-                                         {"detail", r.error}}});
+  if (!r.denials.empty()) {
+    record["violations"] = json::array();
+    for (const auto& d : r.denials) {
+      json v = sandbox::denial_json(d);
+      v["op"] = op;
+      v["path"] = path;
+      record["violations"].push_back(std::move(v));
+    }
   }
   return error(op + " " + path + " failed: " + r.error, std::move(record));
 }
