@@ -193,9 +193,10 @@ VerifyReport run_verify(const VerifyOptions& o) {
   }
   if (report.reused && !o.file) return report;
 
-  std::optional<std::string> chips_path = a.run.value("chips", "");
+  // The author phase's inventory, unless this verification names another.
   std::optional<fs::path> chips = o.chips;
-  if (!chips && !chips_path->empty()) chips = fs::path(*chips_path);
+  if (std::string recorded = a.run.value("chips", ""); !chips && !recorded.empty())
+    chips = fs::path(recorded);
 
   if (!report.reused) {
     FilingInput filing;
