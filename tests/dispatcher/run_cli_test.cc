@@ -1,7 +1,10 @@
 // `kdispatch run` end to end: the queue of committed in_progress experiments, the journal,
 // `kdispatch status`, and resume after kill -9 injected right after each journal record type.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -72,6 +75,65 @@ TEST(RunCli, UnfinishedWorkNeedsResume) {
   auto plain = env.run(test::ExampleEnv::script("honest-author.json"));
   EXPECT_EQ(plain.exit_code, 2);
   EXPECT_NE(plain.out.find("--resume"), std::string::npos) << plain.out;
+}
+
+// Starts `kdispatch run` on the example, sends `signals` once the journal shows the dispatch, and
+// returns the wait status.
+int run_and_signal(const test::ExampleEnv& env, int signals) {
+  std::vector<std::string> args = {KD_BINARY,    "run",
+                                   "--wiki",     env.wiki.string(),
+                                   "--provider", "fake",
+                                   "--script",   test::ExampleEnv::script("honest-author.json"),
+                                   "--chips",    env.chips.string(),
+                                   "--run-root", env.runs.string(),
+                                   "--tool-dir", env.tools.string()};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, KD_BINARY, &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  for (int i = 0; i < 400 && !fs::exists(env.journal()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < signals; ++i) {
+    ::kill(pid, SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(RunCli, OneSigtermLetsTheExperimentInFlightFinish) {
+  test::ExampleEnv env;
+  int status = run_and_signal(env, 1);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(env.records("verdict").size(), 1u);
+}
+
+TEST(RunCli, TwoSigtermsStopNowAndResumeFinishes) {
+  test::ExampleEnv env;
+  int status = run_and_signal(env, 2);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  // The session takes seconds; the signals came within a fraction of one after the dispatch.
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(env.records("verdict").empty());
+  std::vector<std::string> left;
+  for (int i = 0; i < 40; ++i) {
+    left = processes_mentioning(env.root.string());
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(left.empty()) << left.front();
+  auto resumed = env.run(test::ExampleEnv::script("honest-author.json"), {"--resume"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(env.records("verdict").size(), 1u);
 }
 
 class RunResume : public ::testing::TestWithParam<std::string> {};
