@@ -16,6 +16,8 @@ struct FinishContext {
   // Optional checks the dispatcher can supply; unset means not checked here.
   std::function<bool(const std::string& sha)> commit_exists;
   std::function<bool(const std::string& receipt_path)> receipt_exists;
+  // Another role's contract (the verifier's report) checked instead of the author's.
+  std::function<std::vector<std::string>(const nlohmann::json& input)> check;
 };
 
 // Every problem of a finish payload (already schema-checked), each saying what to fix.

@@ -216,6 +216,34 @@ const std::vector<ToolSpec>& author_tools() {
   return tools;
 }
 
+const std::vector<ToolSpec>& verifier_tools() {
+  static const std::vector<ToolSpec> tools = [] {
+    std::vector<ToolSpec> v;
+    for (const auto& t : author_tools()) {
+      if (t.name == "read_file" || t.name == "list_dir") v.push_back(t);
+    }
+    v.push_back(
+        {"finish",
+         "Return your report: the four sections of the verifier's output contract, as markdown "
+         "bodies without their headings. Quote only numbers that appear in the receipt; the "
+         "HLO Dump section carries the firing audit line. Rejected with what to fix.",
+         object({{"independent_measurements",
+                  str("metric x naive x candidate x delta from the receipt, parity, "
+                      "REPRODUCTION: MATCHES|DIVERGES, chip and iteration count")},
+                 {"profile", str("trace location and findings, or why none was captured")},
+                 {"hlo_dump",
+                  str("dump locations and the line `Hypothesis-firing audit: HYPOTHESIS FIRING "
+                      "CONFIRMED|SILENT NO-OP DETECTED|PARTIAL — <evidence>`")},
+                 {"headroom_leads",
+                  str("0-3 one-line leads tagged [static] or [measured], or `No LLO-visible "
+                      "headroom at this op-point.`, then the `LLO-informed decision potential:` "
+                      "line")}},
+                {"independent_measurements", "profile", "hlo_dump", "headroom_leads"})});
+    return v;
+  }();
+  return tools;
+}
+
 const ToolSpec* find_tool(const std::vector<ToolSpec>& tools, const std::string& name) {
   for (const auto& t : tools) {
     if (t.name == name) return &t;

@@ -12,6 +12,8 @@ namespace kd::agents {
 
 // read_file, list_dir, write_file, edit_file, run, run_on_chip, git_diff, commit, finish.
 const std::vector<ToolSpec>& author_tools();
+// The LLM verifier's: read_file and list_dir, and a finish that carries its four report sections.
+const std::vector<ToolSpec>& verifier_tools();
 
 // The spec named `name` in `tools`, or nullptr.
 const ToolSpec* find_tool(const std::vector<ToolSpec>& tools, const std::string& name);

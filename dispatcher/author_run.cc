@@ -3,14 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_future.hpp>
 #include <cstdio>
-#include <future>
 
-#include "agents/http_client.h"
 #include "agents/roles.h"
 #include "agents/tools.h"
 #include "briefs/brief.h"
@@ -23,6 +17,7 @@
 #include "dispatcher/box_user.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/journal.h"
+#include "dispatcher/session_runner.h"
 #include "sandbox/box.h"
 #include "sandbox/profile.h"
 
@@ -230,16 +225,7 @@ AuthorReport run_author(const AuthorOptions& o) {
                     {"transcript_head", so_far.transcript_head}});
   };
 
-  boost::asio::io_context io;
-  agents::HttpClient http(io.get_executor());
-  boost::asio::thread_pool pool(2);
-  agents::ModelHandle model =
-      agents::open_model(o.model, agents::ProvidersPolicy::load(policy_file("providers.json")));
-  std::future<agents::SessionResult> done = boost::asio::co_spawn(
-      io, agents::run_session(sc, host, http, model, pool), boost::asio::use_future);
-  io.run();
-  report.session = done.get();
-  pool.join();
+  report.session = run_session_blocking(sc, host, o.model);
   report.commits = host.commits();
 
   if (report.session.finish)

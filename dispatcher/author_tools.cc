@@ -81,9 +81,7 @@ ToolOutcome AuthorToolHost::call(const agents::ToolCall& call) {
     if (call.name == "run_on_chip") return run(in, true);
     if (call.name == "git_diff") return git_diff(in);
     if (call.name == "commit") return commit(in);
-    if (call.name == "finish")
-      return {"finish accepted; the candidate goes to the independent verifier", false,
-              json::object(), true};
+    if (call.name == "finish") return {cfg_.finish_reply, false, json::object(), true};
   } catch (const Error& e) {
     return error(call.name + " failed: " + e.what());
   }

@@ -33,6 +33,7 @@ struct AuthorToolConfig {
   double chip_wait_s = 3600;  // how long run_on_chip waits for a busy chip before giving up
   std::map<std::string, std::string> env;  // set for every command (e.g. KD_ARTIFACT_DIR, PATH)
   std::vector<git::CommitInfo> existing_commits;  // a resumed session's commits on the branch
+  std::string finish_reply = "finish accepted; the candidate goes to the independent verifier";
 };
 
 class AuthorToolHost : public agents::ToolHost {

@@ -14,8 +14,8 @@ struct DemoRow {
   std::string experiment;  // <slug>/vNNN
   std::string author;      // honest | cheating
   std::string verdict;
-  std::string speedup;         // from the verifier's receipt, or "-"
-  std::string receipt;         // wiki-relative, or "-"
+  std::string speedup;          // from the verifier's receipt, or "-"
+  std::string receipt;          // wiki-relative, or "-"
   std::string transcript_head;  // the author transcript's chain head
   std::string audit;            // "clean" or "<n> findings (<v> violations)"
   int audit_violations = 0;

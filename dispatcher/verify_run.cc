@@ -19,6 +19,7 @@
 #include "dispatcher/chip_lock.h"
 #include "dispatcher/filing.h"
 #include "dispatcher/git_repo.h"
+#include "dispatcher/llm_verifier.h"
 #include "dispatcher/verdict.h"
 #include "dispatcher/verifier_sections.h"
 #include "dispatcher/verify_command.h"
@@ -243,6 +244,8 @@ VerifyReport run_verify(const VerifyOptions& o) {
     }
 
     fs::path snapshot = run_dir / "verifier/snapshot";
+    json llm;  // the LLM verifier's session, when one ran
+    std::optional<std::string> llm_sections;
     if (early.empty()) {
       // A snapshot is derived from the commit: a crashed attempt's copy is simply made again.
       fs::remove_all(snapshot);
@@ -331,6 +334,22 @@ VerifyReport run_verify(const VerifyOptions& o) {
         check.ok = false;
         check.problems.push_back("a " + check.cmd + " receipt is not a verification");
       }
+      if (check.ok && o.verifier_model) {
+        kd::Chip chip{m.chip, "", "", {}, {}};
+        briefs::VerifierBriefOutcome vb = briefs::make_verifier_brief(
+            brief, {a.wiki, snapshot / bind.reference, snapshot / final_path, chip, artifact_dir,
+                    o.mode, std::nullopt});
+        if (!vb.brief) {
+          llm = {{"error", briefs::render_problems(vb.problems)}};
+        } else {
+          LlmVerifierResult r = run_llm_verifier(
+              {*o.verifier_model, *vb.brief, run_dir, snapshot, receipt, receipt_rel, chip});
+          llm = {{"end_reason", r.end_reason},
+                 {"transcript_head", r.transcript_head},
+                 {"accepted", r.sections.has_value()}};
+          llm_sections = r.sections;
+        }
+      }
     }
 
     Verdict v;
@@ -368,7 +387,10 @@ VerifyReport run_verify(const VerifyOptions& o) {
            {{"baseline", check.p50_baseline_ms ? json(*check.p50_baseline_ms) : json()},
             {"candidate", check.p50_candidate_ms ? json(*check.p50_candidate_ms) : json()}}}}},
         {"verifier", {{"chip", m.chip}, {"mode", o.mode}, {"argv", m.argv}, {"result", m.result}}},
-        {"transcript_heads", {{"author", a.run.value("author_transcript_head", "")}}},
+        {"transcript_heads",
+         {{"author", a.run.value("author_transcript_head", "")},
+          {"verifier", llm.is_object() ? llm.value("transcript_head", "") : ""}}},
+        {"llm_verifier", llm},
         {"author_end_reason", a.run.value("end_reason", "")},
         {"bar", in.bar}};
 
@@ -380,9 +402,13 @@ VerifyReport run_verify(const VerifyOptions& o) {
     filing.final_candidate = a.finish ? "`" + final_path + "` at " + final_sha + "\n\n" +
                                             a.finish->value("mechanism", "")
                                       : "(none)";
-    filing.verifier_sections = receipt_sections(
-        {receipt_json.is_object() ? &receipt_json : nullptr, &check, receipt_rel, m.chip, o.mode});
+    filing.verifier_sections =
+        llm_sections ? *llm_sections
+                     : receipt_sections({receipt_json.is_object() ? &receipt_json : nullptr, &check,
+                                         receipt_rel, m.chip, o.mode});
     filing.transcript_heads = {"author " + a.run.value("author_transcript_head", "")};
+    if (llm.is_object() && !llm.value("transcript_head", "").empty())
+      filing.transcript_heads.push_back("verifier " + llm.value("transcript_head", ""));
     ResultsRow row{a.experiment,
                    today(),
                    check.p50_candidate_ms ? fmt_number(*check.p50_candidate_ms) : "-",

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/session.h"
 #include "dispatcher/journal.h"
 
 namespace kd::dispatcher {
@@ -21,7 +22,10 @@ struct VerifyOptions {
   std::string mode = "full";                     // screen | full
   std::optional<std::string> verify_cmd;         // else the binding's verify_command, else kgate
   std::vector<std::filesystem::path> tool_dirs;  // read-only into the box, first on its PATH
-  bool file = false;               // file the verdict into the wiki (page + RESULTS.tsv, committed)
+  bool file = false;  // file the verdict into the wiki (page + RESULTS.tsv, committed)
+  // An LLM verifier session after the receipt (its four sections go into the filing; the verdict
+  // stays the rules').
+  std::optional<agents::ModelConfig> verifier_model;
   JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here
 };
 

@@ -3,22 +3,22 @@
 #include "common/exit_codes.h"
 #include "dispatcher/cli/args.h"
 #include "dispatcher/cli/commands.h"
+#include "dispatcher/cli/model_args.h"
 #include "dispatcher/verify_run.h"
 
 namespace kd::cli {
 
 // kdispatch verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full]
-//                  [--verify-cmd TEMPLATE] [--tool-dir DIR]... [--file] [--json]
+//                  [--verify-cmd TEMPLATE] [--tool-dir DIR]... [--file] [--json] [MODEL]
+// MODEL runs the optional LLM verifier on the receipt.
 // Exit 0 for a verdict the receipt carries (supported, refuted), 2 for invalid or inconclusive.
 int cmd_verify(const Args& args) {
-  ParsedArgs p = parse_args(args, {{"run"},
-                                   {"chip"},
-                                   {"chips"},
-                                   {"mode"},
-                                   {"verify-cmd"},
-                                   {"tool-dir", true, true},
-                                   {"file", false},
-                                   {"json", false}});
+  std::vector<OptSpec> specs = {{"run"},         {"chip"},       {"chips"},
+                                {"mode"},        {"verify-cmd"}, {"tool-dir", true, true},
+                                {"file", false}, {"json", false}};
+  for (auto& s : model_option_specs())
+    specs.push_back(s);
+  ParsedArgs p = parse_args(args, specs);
   if (!p.positional.empty()) throw UsageError("unexpected argument " + p.positional[0]);
   dispatcher::VerifyOptions o;
   o.run_dir = p.required("run");
@@ -30,6 +30,7 @@ int cmd_verify(const Args& args) {
   for (const auto& d : p.all("tool-dir"))
     o.tool_dirs.emplace_back(d);
   o.file = p.has("file");
+  if (p.has("provider")) o.verifier_model = model_config(p);
 
   dispatcher::VerifyReport r = dispatcher::run_verify(o);
   if (p.has("json")) {

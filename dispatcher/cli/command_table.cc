@@ -25,7 +25,7 @@ constexpr CommandUsage kCommands[] = {
      "                [--run-root DIR] [--supervise] [--tool-dir DIR]... [BUDGET]"},
     {"verify",
      "verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full] [--verify-cmd TEMPLATE]\n"
-     "                [--tool-dir DIR]... [--file] [--json]"},
+     "                [--tool-dir DIR]... [--file] [--json] [MODEL: the LLM verifier]"},
     {"run",
      "run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]\n"
      "                [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume]\n"

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.h"
+#include "common/transcript_chain.h"
 #include "dispatcher/git_repo.h"
 #include "tests/dispatcher/example_env.h"
 
@@ -210,6 +211,41 @@ TEST(VerifyCli, WaitsForAChipLockHeldByAnotherProcess) {
   EXPECT_GE(waited, 2.5) << "the verifier ran while chip 1 was held";
   EXPECT_NE(v.err.find("waiting for a chip lock"), std::string::npos) << v.err;
   EXPECT_EQ(env.outcome()["verifier"]["chip"], "1");
+}
+
+}  // namespace
+}  // namespace kd
+
+namespace kd {
+namespace {
+
+TEST(VerifyCli, LlmVerifierReportIsCheckedAgainstTheReceiptAndFiled) {
+  Authored env;
+  auto v =
+      env.verify({"--provider", "fake", "--script", test::ExampleEnv::script("verifier.json")});
+  json out = env.outcome();
+  ASSERT_TRUE(out["receipt"]["ok"].get<bool>()) << v.err;
+  EXPECT_EQ(out["llm_verifier"]["end_reason"], "finished") << out.dump(2);
+  EXPECT_TRUE(out["llm_verifier"]["accepted"].get<bool>());
+  // Its transcript is intact, and its head is the one the outcome records.
+  ChainReport chain = verify_chain_file(env.run_dir() / "verifier/transcript.jsonl");
+  ASSERT_TRUE(chain.ok) << chain.reason;
+  EXPECT_EQ(out["transcript_heads"]["verifier"], chain.head);
+  // Its first report quoted a number the receipt does not hold and had no audit line: refused.
+  std::string transcript = read_file(env.run_dir() / "verifier/transcript.jsonl");
+  EXPECT_NE(transcript.find("the number 3.14 is not in the receipt"), std::string::npos);
+  EXPECT_NE(transcript.find("hlo_dump: no audit line"), std::string::npos);
+  // The accepted sections are filed verbatim, with the receipt's own speedup.
+  std::string filing = read_file(env.run_dir() / "filing.md");
+  EXPECT_NE(filing.find("Hypothesis-firing audit: HYPOTHESIS FIRING CONFIRMED — the receipt's"),
+            std::string::npos)
+      << filing;
+  std::string receipt = read_file(env.wiki / out["receipt"]["path"].get<std::string>());
+  size_t at = filing.find("| speedup ");
+  ASSERT_NE(at, std::string::npos) << filing;
+  std::string quoted = filing.substr(at + 10, filing.find(' ', at + 10) - at - 10);
+  EXPECT_NE(receipt.find(quoted), std::string::npos) << quoted;
+  EXPECT_NE(filing.find("Transcript head: verifier " + chain.head), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+// The optional LLM verifier (DESIGN §4, §8): a session given the verifier brief only, reading the
+// receipt and the frozen snapshot, returning the four sections of the verifier's output contract.
+// Its report is checked before it is accepted: the firing audit line in its grammar, and every
+// decimal number it quotes found in the receipt. It never decides the verdict.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/session.h"
+#include "briefs/verifier_brief.h"
+
+namespace kd::dispatcher {
+
+// Every problem of a report (the verifier's finish input) against the receipt's text.
+std::vector<std::string> check_verifier_report(const nlohmann::json& report,
+                                               const std::string& receipt_text);
+
+// The four sections as markdown, headings included.
+std::string render_verifier_report(const nlohmann::json& report);
+
+struct LlmVerifierInput {
+  agents::ModelConfig model;
+  briefs::VerifierBrief brief;
+  std::filesystem::path run_dir;   // the session lives in <run>/verifier/
+  std::filesystem::path snapshot;  // read-only in its box
+  std::filesystem::path receipt;   // copied into its work dir as receipt.json
+  std::string receipt_rel;         // wiki-relative, for its first message
+  kd::Chip chip;
+};
+
+struct LlmVerifierResult {
+  std::optional<std::string> sections;  // the accepted report, rendered
+  std::string end_reason;
+  std::string transcript_head;
+};
+
+LlmVerifierResult run_llm_verifier(const LlmVerifierInput& input);
+
+}  // namespace kd::dispatcher
