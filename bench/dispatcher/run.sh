@@ -45,12 +45,23 @@ turns = [
 json.dump({"model": "fake-campaign", "pace_ms": pace, "turns": turns}, open(f"{work}/script.json", "w"))
 PY
 
+# The model is a boundary we do not own: the fake one runs as its own process, so kdispatch's CPU
+# time is the dispatcher's alone.
+"$kd" fake-llm --script "$work/script.json" >"$work/fake.out" 2>&1 &
+fake=$!
+trap 'kill $fake 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 50); do
+  grep -q listening "$work/fake.out" && break
+  sleep 0.1
+done
+url=$(awk '/listening/ {print $2}' "$work/fake.out")
+
 run_campaign() {  # run_campaign NAME PARALLEL
   local wiki="$work/$1-wiki"
   "$build/bench/dispatcher/bench_gen_campaign" "$wiki" --families "$families" --experiments "$experiments" >/dev/null
   local fams=()
   for ((i = 0; i < families; i++)); do fams+=(--family "fam$i"); done
-  "$kd" run --wiki "$wiki" "${fams[@]}" --provider fake --script "$work/script.json" \
+  ANTHROPIC_API_KEY=bench "$kd" run --wiki "$wiki" "${fams[@]}" --provider anthropic --base-url "$url" \
     --chips "$work/chips.json" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 \
     --tool-dir "$here" --verify-cmd "fixed-verify $chip_s {receipt}" >"$work/$1.out"
   python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" <<'PY'
