@@ -29,15 +29,6 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-std::string now_ts() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
-  return buf;
-}
-
 class Campaign {
  public:
   Campaign(const CampaignOptions& o, const std::atomic<bool>& stop) : o_(o), stop_(stop) {
@@ -187,7 +178,7 @@ class Campaign {
     auto period = std::chrono::duration<double>(o_.status_interval_s);
     while (!cv_.wait_for(lock, period, [this] { return done_; })) {
       lock.unlock();
-      std::string now = now_ts();
+      std::string now = utc_now();
       for (Journal* j : journals_.all()) {
         for (const auto& s : fold_journal(j->records())) {
           if (!s.done()) emit(status_line(s, now));
