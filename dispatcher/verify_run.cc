@@ -39,15 +39,6 @@ json read_object(const fs::path& p, const std::string& what) {
   return j;
 }
 
-std::string today() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 std::string fmt_number(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -410,7 +401,7 @@ VerifyReport run_verify(const VerifyOptions& o) {
     if (llm.is_object() && !llm.value("transcript_head", "").empty())
       filing.transcript_heads.push_back("verifier " + llm.value("transcript_head", ""));
     ResultsRow row{a.experiment,
-                   today(),
+                   utc_now().substr(0, 10),
                    check.p50_candidate_ms ? fmt_number(*check.p50_candidate_ms) : "-",
                    check.speedup ? fmt_number(*check.speedup) : "-",
                    "-",

@@ -11,18 +11,6 @@
 #include "dispatcher/cli/commands.h"
 
 namespace kd::cli {
-namespace {
-
-std::string now_ts() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
-  return buf;
-}
-
-}  // namespace
 
 // kdispatch status [--run-root DIR]: one line per experiment of every campaign under the root.
 int cmd_status(const Args& args) {
@@ -41,7 +29,7 @@ int cmd_status(const Args& args) {
     std::printf("no campaigns under %s\n", root.c_str());
     return kExitOk;
   }
-  std::string now = now_ts();
+  std::string now = dispatcher::utc_now();
   for (const auto& path : journals) {
     auto states = dispatcher::fold_journal(dispatcher::Journal::read(path));
     size_t done = 0;

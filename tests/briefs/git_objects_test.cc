@@ -221,8 +221,7 @@ TEST(GitObjects, UnknownFormatsAndBadRefsAreRefused) {
   EXPECT_NE(error_of(tmp / "nothing", "HEAD").find("is not a git repository"), std::string::npos);
   std::string blob = trimmed(git(repo, {"rev-parse", "HEAD:run.sh"}));
   git(repo, {"update-ref", "refs/tags/blob", blob});
-  EXPECT_NE(error_of(repo, "refs/tags/blob").find("names a blob, not a commit"),
-            std::string::npos);
+  EXPECT_NE(error_of(repo, "refs/tags/blob").find("names a blob, not a commit"), std::string::npos);
 
   fs::path sha256 = tmp / "sha256";
   git(tmp.path(), {"init", "-q", "--object-format=sha256", sha256.string()});
