@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "audit/contract.h"
 #include "common/errors.h"
@@ -151,15 +150,15 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
   std::optional<ChipLock> lock;
   if (on_chip) {
     // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
-    auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration<double>(cfg_.chip_wait_s);
-    while (!(lock = ChipLock::try_acquire(cfg_.chip))) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        return error("chip " + cfg_.chip.id + " stayed locked by another process (" +
-                     cfg_.chip.lock.string() + ")");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(cfg_.chip_wait_s));
+    auto got = ChipLock::wait_any({cfg_.chip}, deadline);
+    if (!got) {
+      return error("chip " + cfg_.chip.id + " stayed locked by another process (" +
+                   cfg_.chip.lock.string() + ")");
     }
+    lock = std::move(got->first);
   }
   sandbox::RunResult r = cfg_.box->run(req);
   lock.reset();  // the lock covers the device run only

@@ -7,8 +7,11 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/chips.h"
 
@@ -26,10 +29,18 @@ class ChipLock {
   // Throws kd::Error when the lock file cannot be opened.
   static std::optional<ChipLock> try_acquire(const Chip& chip);
 
-  // Waits for the lock without blocking the I/O thread (polls with a short timer: flock has no
-  // readiness notification).
-  static boost::asio::awaitable<ChipLock> acquire(
-      const Chip& chip, std::chrono::milliseconds poll = std::chrono::milliseconds(20));
+  // Blocks until the first of `chips` is free (tried in order) and returns it with its index;
+  // nullopt once `deadline` passed. `on_wait` runs once, when every chip was found held. flock has
+  // no readiness notification: the lock files are opened once and polled every `kPoll`.
+  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+  static std::optional<std::pair<ChipLock, size_t>> wait_any(
+      const std::vector<Chip>& chips, Deadline deadline,
+      const std::function<void()>& on_wait = nullptr);
+
+  // Waits for the lock without blocking the I/O thread, polling on a timer.
+  static boost::asio::awaitable<ChipLock> acquire(const Chip& chip);
+
+  static constexpr std::chrono::milliseconds kPoll{5};
 
   const std::string& chip_id() const { return chip_id_; }
 

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <ctime>
 #include <set>
-#include <thread>
 
 #include "audit/contract.h"
 #include "audit/receipt.h"
@@ -50,7 +49,9 @@ bool sha_matches(const std::string& short_sha, const std::string& full) {
 }
 
 // Chips the verifier may use, in preference order: another chip of the author's kind when the
-// inventory has one (never the author's then), else the author's own.
+// inventory has one (never the author's then), else the author's own. The order starts after
+// the author's chip and wraps, so concurrent verifiers spread over the chips instead of all
+// queueing on the first one (and on the author who owns it).
 std::vector<kd::Chip> verifier_chips(const kd::ChipInventory& inv, const std::string& author_chip,
                                      const std::optional<std::string>& requested) {
   if (requested) {
@@ -59,35 +60,17 @@ std::vector<kd::Chip> verifier_chips(const kd::ChipInventory& inv, const std::st
     return {*c};
   }
   const kd::Chip* own = inv.find(author_chip);
+  const size_t n = inv.chips.size();
+  const size_t first = own ? size_t(own - inv.chips.data()) + 1 : 0;
   std::vector<kd::Chip> out;
-  for (const auto& c : inv.chips) {
+  for (size_t k = 0; k < n; ++k) {
+    const kd::Chip& c = inv.chips[(first + k) % n];
     if (c.id != author_chip && (!own || c.kind == own->kind)) out.push_back(c);
   }
   if (out.empty() && own) out.push_back(*own);
   if (out.empty())
     throw Error("the inventory " + inv.source.string() + " has no chip to verify on");
   return out;
-}
-
-// The first chip of `chips` whose lock is free, waiting (polling flock) while all are held.
-ChipLock lock_first_free(const std::vector<kd::Chip>& chips, size_t& index) {
-  bool told = false;
-  for (;;) {
-    for (size_t i = 0; i < chips.size(); ++i) {
-      if (auto lock = ChipLock::try_acquire(chips[i])) {
-        index = i;
-        return std::move(*lock);
-      }
-    }
-    if (!told) {
-      std::string ids;
-      for (const auto& c : chips)
-        ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
-      std::fprintf(stderr, "kdispatch verify: waiting for a chip lock: %s\n", ids.c_str());
-      told = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
 }
 
 // What the run directory recorded of the author phase.
@@ -280,8 +263,12 @@ VerifyReport run_verify(const VerifyOptions& o) {
         auto inv = load_chip_inventory_or_default(chips);
         std::vector<kd::Chip> candidates =
             verifier_chips(inv, a.run.value("author_chip", ""), o.chip);
-        size_t which = 0;
-        ChipLock lock = lock_first_free(candidates, which);
+        auto [lock, which] = *ChipLock::wait_any(candidates, std::nullopt, [&] {
+          std::string ids;
+          for (const auto& c : candidates)
+            ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
+          std::fprintf(stderr, "kdispatch verify: waiting for a chip lock: %s\n", ids.c_str());
+        });
         const kd::Chip& chip = candidates[which];
         m.chip = chip.id;
         journal->append(

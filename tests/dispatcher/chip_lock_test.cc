@@ -79,6 +79,55 @@ TEST(ChipLock, WaitsAsynchronouslyForAManualHolder) {
   EXPECT_GT(waited, std::chrono::milliseconds(200));
 }
 
+// Waits until `lock` is held by someone else (the spawned flock(1) got it).
+void wait_held(const Chip& chip) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ChipLock::try_acquire(chip).has_value()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+TEST(ChipLock, WaitAnyTakesTheFirstFreeChipInOrder) {
+  test::TempDir dir;
+  std::vector<Chip> chips = {chip_at(dir / "a.lock"), chip_at(dir / "b.lock"),
+                             chip_at(dir / "c.lock")};
+  chips[1].id = "b";
+  chips[2].id = "c";
+  pid_t holder = spawn({"flock", chips[0].lock.string(), "sleep", "0.5"});
+  wait_held(chips[0]);
+  bool waited = false;
+  auto got = ChipLock::wait_any(chips, std::nullopt, [&] { waited = true; });
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->second, 1u);
+  EXPECT_EQ(got->first.chip_id(), "b");
+  EXPECT_FALSE(waited) << "a free chip was there: no wait to report";
+  int status = 0;
+  EXPECT_EQ(waitpid(holder, &status, WNOHANG), 0) << "the held chip was waited for";
+  waitpid(holder, &status, 0);
+}
+
+TEST(ChipLock, WaitAnyWaitsForAReleaseAndHonoursItsDeadline) {
+  test::TempDir dir;
+  std::vector<Chip> chips = {chip_at(dir / "a.lock")};
+  pid_t holder = spawn({"flock", chips[0].lock.string(), "sleep", "0.6"});
+  wait_held(chips[0]);
+  // Held past a short deadline: nothing, after having said it waits.
+  bool waited = false;
+  auto none =
+      ChipLock::wait_any(chips, std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+                         [&] { waited = true; });
+  EXPECT_FALSE(none.has_value());
+  EXPECT_TRUE(waited);
+  // Without a deadline it returns once the person's flock let go.
+  auto got = ChipLock::wait_any(chips, std::nullopt);
+  ASSERT_TRUE(got.has_value());
+  int status = 0;
+  EXPECT_EQ(waitpid(holder, &status, WNOHANG), holder) << "returned before the holder ended";
+  // Held by us now: a person's `flock -n` sees it busy.
+  EXPECT_EQ(test::run_process({"flock", "-n", chips[0].lock.string(), "true"}).exit_code, 1);
+}
+
 TEST(ChipLock, CrashedHolderReleasesTheChip) {
   test::TempDir dir;
   Chip chip = chip_at(dir / "chip.lock");
