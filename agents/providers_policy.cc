@@ -4,22 +4,9 @@
 
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/glob.h"
 
 namespace kd::agents {
-namespace {
-
-bool glob_match(std::string_view pat, std::string_view s) {
-  if (pat.empty()) return s.empty();
-  if (pat[0] == '*') {
-    for (size_t i = 0; i <= s.size(); ++i) {
-      if (glob_match(pat.substr(1), s.substr(i))) return true;
-    }
-    return false;
-  }
-  return !s.empty() && pat[0] == s[0] && glob_match(pat.substr(1), s.substr(1));
-}
-
-}  // namespace
 
 ProvidersPolicy ProvidersPolicy::load(const std::filesystem::path& path) {
   using json = nlohmann::json;

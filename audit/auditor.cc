@@ -13,6 +13,7 @@
 #include "audit/text_rules.h"
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/glob.h"
 
 namespace kd::audit {
 namespace {
@@ -296,15 +297,15 @@ class FileAudit {
   bool no_peek_match(const std::string& path) const {
     for (const auto& g : ctx_.no_peek) {
       if (!g.empty() && g[0] == '/') {
-        if (glob_match(g, path)) return true;
+        if (path_glob_match(g, path)) return true;
         continue;
       }
       std::string wt = resolve_path("", ctx_.worktree);
       if (!wt.empty() && path_within(path, wt) && path.size() > wt.size()) {
-        if (glob_match(g, path.substr(wt.size() + 1))) return true;
+        if (path_glob_match(g, path.substr(wt.size() + 1))) return true;
         continue;
       }
-      if (glob_match("**/" + g, path)) return true;
+      if (path_glob_match("**/" + g, path)) return true;
     }
     return false;
   }

@@ -5,43 +5,6 @@
 
 namespace kd::audit {
 
-namespace {
-
-bool match_here(std::string_view p, std::string_view s) {
-  while (!p.empty()) {
-    if (p.substr(0, 2) == "**") {
-      std::string_view rest = p.substr(2);
-      // "**/" also matches zero directories.
-      if (rest.substr(0, 1) == "/" && match_here(rest.substr(1), s)) return true;
-      for (size_t i = 0; i <= s.size(); ++i)
-        if (match_here(rest, s.substr(i))) return true;
-      return false;
-    }
-    if (p[0] == '*') {
-      for (size_t i = 0; i <= s.size(); ++i) {
-        if (match_here(p.substr(1), s.substr(i))) return true;
-        if (i < s.size() && s[i] == '/') break;
-      }
-      return false;
-    }
-    if (s.empty()) return false;
-    if (p[0] == '?') {
-      if (s[0] == '/') return false;
-    } else if (p[0] != s[0]) {
-      return false;
-    }
-    p.remove_prefix(1);
-    s.remove_prefix(1);
-  }
-  return s.empty();
-}
-
-}  // namespace
-
-bool glob_match(std::string_view pattern, std::string_view path) {
-  return match_here(pattern, path);
-}
-
 bool path_within(std::string_view path, std::string_view dir) {
   if (dir.empty()) return false;
   if (dir == "/") return !path.empty() && path[0] == '/';

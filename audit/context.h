@@ -22,10 +22,6 @@ struct AuditContext {
   std::vector<std::string> receipt_dirs;  // where relative receipt paths resolve (the worktree too)
 };
 
-// Shell-style glob over '/'-separated paths: `*` and `?` stay within a component, `**` spans
-// any number of components (including none).
-bool glob_match(std::string_view pattern, std::string_view path);
-
 // True when `path` is `dir` or lies under it (both absolute and normalized).
 bool path_within(std::string_view path, std::string_view dir);
 

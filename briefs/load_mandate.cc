@@ -4,6 +4,7 @@
 
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/glob.h"
 #include "common/policy_path.h"
 
 namespace kd::briefs {
@@ -54,35 +55,7 @@ std::string substitute(std::string pattern, std::string_view key, const std::str
   return pattern;
 }
 
-bool glob_at(std::string_view p, std::string_view s) {
-  while (!p.empty()) {
-    if (p.substr(0, 2) == "**") {
-      std::string_view rest = p.substr(2);
-      if (!rest.empty() && rest[0] == '/') rest.remove_prefix(1);
-      for (size_t i = 0; i <= s.size(); ++i)
-        if ((i == 0 || s[i - 1] == '/') && glob_at(rest, s.substr(i))) return true;
-      return rest.empty();
-    }
-    if (p[0] == '*') {
-      for (size_t i = 0; i <= s.size(); ++i) {
-        if (glob_at(p.substr(1), s.substr(i))) return true;
-        if (i < s.size() && s[i] == '/') break;
-      }
-      return false;
-    }
-    if (s.empty()) return false;
-    if (p[0] != '?' ? p[0] != s[0] : s[0] == '/') return false;
-    p.remove_prefix(1);
-    s.remove_prefix(1);
-  }
-  return s.empty();
-}
-
 }  // namespace
-
-bool glob_match(std::string_view pattern, std::string_view path) {
-  return glob_at(pattern, path);
-}
 
 std::vector<std::string> LoadMandate::categories() const {
   std::vector<std::string> out;
@@ -107,7 +80,7 @@ std::vector<std::string> LoadMandate::distillations(const std::string& category)
 
 std::optional<std::string> LoadMandate::forbidden(const std::string& path) const {
   for (const auto& g : never)
-    if (glob_match(g, path)) return g;
+    if (path_glob_match(g, path)) return g;
   return std::nullopt;
 }
 

@@ -45,7 +45,4 @@ LoadMandate load_load_mandate(const std::filesystem::path& path);
 // policies/load-mandate.json from the policy directory.
 LoadMandate load_default_load_mandate();
 
-// Glob match used by `never` and by no-peek lists.
-bool glob_match(std::string_view pattern, std::string_view path);
-
 }  // namespace kd::briefs

@@ -11,6 +11,7 @@
 #include "briefs/load_mandate.h"
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/glob.h"
 #include "common/policy_path.h"
 #include "common/sha256.h"
 #include "dispatcher/author_tools.h"
@@ -45,7 +46,7 @@ std::vector<fs::path> expand_no_peek(const fs::path& worktree, const std::string
       continue;
     }
     for (const auto& g : globs) {
-      if (briefs::glob_match(g, rel)) {
+      if (path_glob_match(g, rel)) {
         out.push_back(it->path());
         if (it->is_directory()) it.disable_recursion_pending();
         break;

@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/glob.h"
 #include "common/policy_path.h"
 
 namespace kd::sandbox {
@@ -126,27 +127,6 @@ void parse_env(const json& j, const std::string& where, EnvPolicy& out) {
 }
 
 }  // namespace
-
-bool glob_match(const std::string& pattern, const std::string& text) {
-  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*')
-    ++p;
-  return p == pattern.size();
-}
 
 Profile parse_profile(const std::string& json_text, const std::filesystem::path& source) {
   const std::string file = source.filename().string();

@@ -56,7 +56,4 @@ Profile parse_profile(const std::string& json_text, const std::filesystem::path&
 // "author" | "verifier" (policies/sandbox/<name>.json) or a path to a profile file.
 Profile load_profile(const std::string& name_or_path);
 
-// '*' matches any run of characters; nothing else is special.
-bool glob_match(const std::string& pattern, const std::string& text);
-
 }  // namespace kd::sandbox

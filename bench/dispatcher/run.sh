@@ -3,17 +3,18 @@
 # latency, chip work as sleeps (the author's run_on_chip and the verifier's command), real
 # worktrees, boxes, locks and journals. Reports the makespan against its lower bound and
 # kdispatch's own CPU time, then the same campaign one experiment at a time.
-# Usage: run.sh BUILD_DIR [--families F] [--experiments E] [--chip-s S] [--pace-ms MS]
+# Usage: run.sh BUILD_DIR [--families F] [--experiments E] [--chip-s S] [--pace-ms MS] [--serial 0|1]
 set -euo pipefail
 build=$(realpath "$1")
 shift
-families=8 experiments=3 chip_s=1.0 pace_ms=120
+families=8 experiments=3 chip_s=1.0 pace_ms=120 serial=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --families) families=$2 ;;
     --experiments) experiments=$2 ;;
     --chip-s) chip_s=$2 ;;
     --pace-ms) pace_ms=$2 ;;
+    --serial) serial=$2 ;;
   esac
   shift 2
 done
@@ -92,4 +93,4 @@ PY
 
 echo "campaign: $families families x $experiments experiments, chip work ${chip_s} s per run, fake model pace ${pace_ms} ms/event"
 run_campaign parallel 0
-run_campaign serial 1
+[ "$serial" = 0 ] || run_campaign serial 1

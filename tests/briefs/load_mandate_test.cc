@@ -35,16 +35,6 @@ TEST(LoadMandate, DefaultPolicyMatchesTheSeedMandate) {
   EXPECT_FALSE(m.forbidden("wiki/kernel_experiments/BRIEFS.md"));
 }
 
-TEST(LoadMandate, GlobMatching) {
-  EXPECT_TRUE(glob_match("a/**", "a/b/c"));
-  EXPECT_TRUE(glob_match("a/**/c.md", "a/c.md"));
-  EXPECT_TRUE(glob_match("a/**/c.md", "a/x/y/c.md"));
-  EXPECT_FALSE(glob_match("a/*", "a/b/c"));
-  EXPECT_TRUE(glob_match("a/?.md", "a/b.md"));
-  EXPECT_FALSE(glob_match("a/?.md", "a//.md"));
-  EXPECT_FALSE(glob_match("a/b", "a/bc"));
-}
-
 nlohmann::json default_json() {
   return nlohmann::json::parse(read_file(policy_file("load-mandate.json")));
 }
