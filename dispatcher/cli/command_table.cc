@@ -62,6 +62,26 @@ void print_help(std::FILE* out) {
       "64 usage error, 70 internal error\n");
 }
 
+const CommandUsage* route(int argc, char** argv, int& exit_status) {
+  if (argc < 2) {
+    print_help(stderr);
+    exit_status = kExitUsage;
+    return nullptr;
+  }
+  const std::string_view name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    print_help(stdout);
+    exit_status = kExitOk;
+    return nullptr;
+  }
+  const CommandUsage* command = find_command(name);
+  if (!command) {
+    std::fprintf(stderr, "kdispatch: unknown command \"%s\" (try kdispatch help)\n", argv[1]);
+    exit_status = kExitUsage;
+  }
+  return command;
+}
+
 int run_command(const CommandUsage& command, int (*run)(const Args&), const Args& args) {
   const std::string name(command.name);
   try {

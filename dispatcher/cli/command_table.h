@@ -17,6 +17,9 @@ struct CommandUsage {
 
 // The usage line of command `name`, or nullptr when there is no such command.
 const CommandUsage* find_command(std::string_view name);
+// What both binaries answer alike: no command and help (printed), an unknown command (named).
+// Returns the command to run, or nullptr with `exit_status` set.
+const CommandUsage* route(int argc, char** argv, int& exit_status);
 void print_help(std::FILE* out);
 // Runs `run` on `args`, mapping UsageError to 64 with the usage line, kd::Error and other
 // exceptions to 70; messages go to stderr prefixed with "kdispatch <name>".

@@ -27,21 +27,10 @@ std::string full_binary() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    kd::cli::print_help(stderr);
-    return kd::kExitUsage;
-  }
-  std::string_view name = argv[1];
-  if (name == "help" || name == "--help" || name == "-h") {
-    kd::cli::print_help(stdout);
-    return kd::kExitOk;
-  }
-  const kd::cli::CommandUsage* command = kd::cli::find_command(name);
-  if (!command) {
-    std::fprintf(stderr, "kdispatch: unknown command \"%s\" (try kdispatch help)\n", argv[1]);
-    return kd::kExitUsage;
-  }
-  if (name == "brief")
+  int status = 0;
+  const kd::cli::CommandUsage* command = kd::cli::route(argc, argv, status);
+  if (!command) return status;
+  if (command->name == "brief")
     return kd::cli::run_command(*command, kd::cli::cmd_brief, kd::cli::Args(argv + 2, argv + argc));
   try {
     std::string full = full_binary();

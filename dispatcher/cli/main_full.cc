@@ -25,19 +25,13 @@ constexpr Runner kRunners[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    kd::cli::print_help(stderr);
-    return kd::kExitUsage;
-  }
-  std::string_view name = argv[1];
-  if (name == "help" || name == "--help" || name == "-h") {
-    kd::cli::print_help(stdout);
-    return kd::kExitOk;
-  }
-  const kd::cli::CommandUsage* command = kd::cli::find_command(name);
+  int status = 0;
+  const kd::cli::CommandUsage* command = kd::cli::route(argc, argv, status);
+  if (!command) return status;
   for (const auto& r : kRunners)
-    if (command && r.name == name)
+    if (r.name == command->name)
       return kd::cli::run_command(*command, r.run, kd::cli::Args(argv + 2, argv + argc));
-  std::fprintf(stderr, "kdispatch: unknown command \"%s\" (try kdispatch help)\n", argv[1]);
-  return kd::kExitUsage;
+  // In the table but without a runner: a build that forgot to wire a command.
+  std::fprintf(stderr, "kdispatch: command \"%s\" is not built into this binary\n", argv[1]);
+  return kd::kExitInternal;
 }
