@@ -158,6 +158,7 @@ class Campaign {
       v.tool_dirs = o_.tool_dirs;
       v.file = o_.file;
       v.journals = &journals_;
+      v.busy_chips = author_chips();
       VerifyReport vr = run_verify(v);
       out.verdict = vr.verdict;
       out.reasons = vr.reasons;
@@ -166,6 +167,19 @@ class Campaign {
       out.reasons = {e.what()};
     }
     return out;
+  }
+
+  // The chips of experiments in their author phase now.
+  std::vector<std::string> author_chips() {
+    std::vector<std::string> chips;
+    for (Journal* j : journals_.all()) {
+      for (const auto& s : fold_journal(j->records())) {
+        if (s.phase == rec::kDispatched || s.phase == rec::kAuthorTurn ||
+            s.phase == rec::kCommitted)
+          chips.push_back(s.chip);
+      }
+    }
+    return chips;
   }
 
   bool over_budget() { return o_.max_campaign_cost_usd > 0 && spent() >= o_.max_campaign_cost_usd; }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -46,31 +47,6 @@ std::string fmt_number(double v) {
 
 bool sha_matches(const std::string& short_sha, const std::string& full) {
   return short_sha.size() >= 7 && full.rfind(short_sha, 0) == 0;
-}
-
-// Chips the verifier may use, in preference order: another chip of the author's kind when the
-// inventory has one (never the author's then), else the author's own. The order starts after
-// the author's chip and wraps, so concurrent verifiers spread over the chips instead of all
-// queueing on the first one (and on the author who owns it).
-std::vector<kd::Chip> verifier_chips(const kd::ChipInventory& inv, const std::string& author_chip,
-                                     const std::optional<std::string>& requested) {
-  if (requested) {
-    const kd::Chip* c = inv.find(*requested);
-    if (!c) throw Error("chip " + *requested + " is not in the inventory " + inv.source.string());
-    return {*c};
-  }
-  const kd::Chip* own = inv.find(author_chip);
-  const size_t n = inv.chips.size();
-  const size_t first = own ? size_t(own - inv.chips.data()) + 1 : 0;
-  std::vector<kd::Chip> out;
-  for (size_t k = 0; k < n; ++k) {
-    const kd::Chip& c = inv.chips[(first + k) % n];
-    if (c.id != author_chip && (!own || c.kind == own->kind)) out.push_back(c);
-  }
-  if (out.empty() && own) out.push_back(*own);
-  if (out.empty())
-    throw Error("the inventory " + inv.source.string() + " has no chip to verify on");
-  return out;
 }
 
 // What the run directory recorded of the author phase.
@@ -144,6 +120,31 @@ struct Measurement {
 };
 
 }  // namespace
+
+std::vector<kd::Chip> verifier_chips(const kd::ChipInventory& inv, const std::string& author_chip,
+                                     const std::optional<std::string>& requested,
+                                     const std::vector<std::string>& busy) {
+  if (requested) {
+    const kd::Chip* c = inv.find(*requested);
+    if (!c) throw Error("chip " + *requested + " is not in the inventory " + inv.source.string());
+    return {*c};
+  }
+  const kd::Chip* own = inv.find(author_chip);
+  const size_t n = inv.chips.size();
+  const size_t first = own ? size_t(own - inv.chips.data()) + 1 : 0;
+  std::vector<kd::Chip> out;
+  for (size_t k = 0; k < n; ++k) {
+    const kd::Chip& c = inv.chips[(first + k) % n];
+    if (c.id != author_chip && (!own || c.kind == own->kind)) out.push_back(c);
+  }
+  std::stable_partition(out.begin(), out.end(), [&](const kd::Chip& c) {
+    return std::find(busy.begin(), busy.end(), c.id) == busy.end();
+  });
+  if (out.empty() && own) out.push_back(*own);
+  if (out.empty())
+    throw Error("the inventory " + inv.source.string() + " has no chip to verify on");
+  return out;
+}
 
 VerifyReport run_verify(const VerifyOptions& o) {
   const fs::path run_dir = fs::absolute(o.run_dir);
@@ -262,7 +263,7 @@ VerifyReport run_verify(const VerifyOptions& o) {
                                               {"receipt", receipt.string()}});
         auto inv = load_chip_inventory_or_default(chips);
         std::vector<kd::Chip> candidates =
-            verifier_chips(inv, a.run.value("author_chip", ""), o.chip);
+            verifier_chips(inv, a.run.value("author_chip", ""), o.chip, o.busy_chips);
         auto [lock, which] = *ChipLock::wait_any(candidates, std::nullopt, [&] {
           std::string ids;
           for (const auto& c : candidates)

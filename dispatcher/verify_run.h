@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/session.h"
+#include "common/chips.h"
 #include "dispatcher/journal.h"
 
 namespace kd::dispatcher {
@@ -18,6 +19,9 @@ namespace kd::dispatcher {
 struct VerifyOptions {
   std::filesystem::path run_dir;    // <run-root>/<campaign>/<slug>-<vNNN>, made by the author phase
   std::optional<std::string> chip;  // the verifier's chip; default: another free one
+  // Chips that authors are using now (a campaign knows): tried last, since holding one through a
+  // verification would stall that author's next run_on_chip.
+  std::vector<std::string> busy_chips;
   std::optional<std::filesystem::path> chips;    // inventory; default the run's, else policies/
   std::string mode = "full";                     // screen | full
   std::optional<std::string> verify_cmd;         // else the binding's verify_command, else kgate
@@ -37,6 +41,15 @@ struct VerifyReport {
   std::filesystem::path outcome_path;
   nlohmann::json outcome;
 };
+
+// Chips the verifier may use, in preference order: another chip of the author's kind when the
+// inventory has one (never the author's then), else the author's own. The order starts after
+// the author's chip and wraps, so concurrent verifiers spread over the chips instead of all
+// queueing on the first one; chips in `busy` (authors at work) go last.
+std::vector<kd::Chip> verifier_chips(const kd::ChipInventory& inventory,
+                                     const std::string& author_chip,
+                                     const std::optional<std::string>& requested,
+                                     const std::vector<std::string>& busy);
 
 // Throws kd::Error for environment failures (no run, git, a layer of the box). Everything the
 // author or the verify command did wrong ends in a verdict with its reasons.
