@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <git2.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <memory>
 #include <mutex>
@@ -32,6 +34,7 @@ using Diff = Handle<git_diff, git_diff_free>;
 using Status = Handle<git_status_list, git_status_list_free>;
 using Worktree = Handle<git_worktree, git_worktree_free>;
 using Object = Handle<git_object, git_object_free>;
+using Blob = Handle<git_blob, git_blob_free>;
 
 void init() {
   static std::once_flag once;
@@ -50,6 +53,82 @@ void check(int rc, const std::string& call, const std::string& object) {
   const git_error* e = git_error_last();
   throw Error(call + "(" + object +
               "): " + (e && e->message ? e->message : "libgit2 error " + std::to_string(rc)));
+}
+
+// An owned file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+bool is_safe_entry_name(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return false;
+  std::string lower = name;
+  for (char& ch : lower)
+    ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return lower != ".git";
+}
+
+// Writes `tree` into the directory `dir` (which this process made): files with their git mode,
+// symbolic links as links, submodules as empty directories. Every entry is made relative to its
+// parent's descriptor and never replaces anything, so a crafted tree (a repeated name, "..", a
+// name with '/') is refused instead of written elsewhere. No filter, attribute or config of the
+// repository applies: the snapshot is the committed bytes.
+void write_tree(git_repository* repo, const git_tree* tree, int dir, const std::string& where) {
+  for (size_t i = 0, n = git_tree_entrycount(tree); i < n; ++i) {
+    const git_tree_entry* e = git_tree_entry_byindex(tree, i);
+    const std::string name = git_tree_entry_name(e);
+    const std::string path = where + "/" + name;
+    if (!is_safe_entry_name(name))
+      throw Error("snapshot: tree entry " + quote(path) + " is not a safe file name");
+    const git_filemode_t mode = git_tree_entry_filemode(e);
+    if (mode == GIT_FILEMODE_TREE || mode == GIT_FILEMODE_COMMIT) {
+      if (::mkdirat(dir, name.c_str(), 0755) != 0) throw_sys("mkdirat", quote(path), errno);
+      if (mode == GIT_FILEMODE_COMMIT) continue;  // a submodule: its directory, empty
+      Fd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0) throw_sys("openat", quote(path), errno);
+      git_tree* t = nullptr;
+      check(git_tree_lookup(&t, repo, git_tree_entry_id(e)), "git_tree_lookup", path);
+      Tree subtree(t);
+      write_tree(repo, t, sub.get(), path);
+      continue;
+    }
+    if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE &&
+        mode != GIT_FILEMODE_LINK) {
+      throw Error("snapshot: tree entry " + quote(path) + " has an unknown mode " +
+                  std::to_string(int(mode)));
+    }
+    git_blob* b = nullptr;
+    check(git_blob_lookup(&b, repo, git_tree_entry_id(e)), "git_blob_lookup", path);
+    Blob blob(b);
+    const char* data = static_cast<const char*>(git_blob_rawcontent(b));
+    const size_t size = size_t(git_blob_rawsize(b));
+    if (mode == GIT_FILEMODE_LINK) {
+      const std::string target(data, size);
+      if (::symlinkat(target.c_str(), dir, name.c_str()) != 0)
+        throw_sys("symlinkat", quote(path) + " -> " + quote(target), errno);
+      continue;
+    }
+    Fd f(::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644));
+    if (f.get() < 0) throw_sys("openat", quote(path) + ", O_CREAT|O_EXCL", errno);
+    for (size_t off = 0; off < size;) {
+      ssize_t w = ::write(f.get(), data + off, size - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) throw_sys("write", quote(path), errno);
+      off += size_t(w);
+    }
+  }
 }
 
 Repo open_repo(const std::filesystem::path& path) {
@@ -332,12 +411,9 @@ void snapshot_commit(const std::filesystem::path& repo_path, const std::string& 
   check(git_commit_tree(&t, c), "git_commit_tree", sha);
   Tree tree(t);
   std::filesystem::create_directories(dest);
-  git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
-  co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX;
-  std::string target = dest.string();
-  co.target_directory = target.c_str();
-  check(git_checkout_tree(repo.get(), reinterpret_cast<const git_object*>(t), &co),
-        "git_checkout_tree", sha + " -> " + quote(target));
+  Fd dir(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) throw_sys("open", quote(dest.string()), errno);
+  write_tree(repo.get(), t, dir.get(), dest.string());
 }
 
 std::vector<CommitInfo> branch_commits(const std::filesystem::path& repo_path,

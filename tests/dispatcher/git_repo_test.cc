@@ -13,6 +13,8 @@
 namespace kd::dispatcher::git {
 namespace {
 
+using namespace std::string_literals;
+
 std::string git_out(const std::string& repo, std::vector<std::string> args) {
   std::vector<std::string> argv = {"git", "-C", repo};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -90,6 +92,51 @@ TEST_F(GitRepoTest, WorktreeCommitDiffSnapshotLifecycle) {
   EXPECT_EQ(read_file(snap / "notes.txt"), "new file\n");
   EXPECT_FALSE(std::filesystem::exists(snap / ".git"));
   EXPECT_THROW(snapshot_commit(home, c.sha, snap), Error);  // never overwrites a snapshot
+}
+
+TEST_F(GitRepoTest, SnapshotKeepsModesAndLinksAndAppliesNoFilter) {
+  std::filesystem::create_directories(home + "/tools/deep");
+  write_file_atomic(home + "/tools/deep/run.sh", "#!/bin/sh\necho hi\n");
+  std::filesystem::permissions(home + "/tools/deep/run.sh", std::filesystem::perms(0755));
+  std::filesystem::create_symlink("tools/deep/run.sh", home + "/run");
+  // A filter a checkout would apply (LF -> CRLF); the snapshot is the committed bytes.
+  write_file_atomic(home + "/.gitattributes", "*.sh text eol=crlf\n");
+  git_out(home, {"add", "-A"});
+  git_out(home, {"commit", "-q", "-m", "tools"});
+  std::filesystem::path snap = dir / "snap";
+  snapshot_commit(home, git_out(home, {"rev-parse", "HEAD"}), snap);
+  EXPECT_EQ(read_file(snap / "tools/deep/run.sh"), "#!/bin/sh\necho hi\n");
+  auto perms = std::filesystem::status(snap / "tools/deep/run.sh").permissions();
+  EXPECT_NE(perms & std::filesystem::perms::owner_exec, std::filesystem::perms::none);
+  EXPECT_EQ(std::filesystem::status(snap / "reference.py").permissions() &
+                std::filesystem::perms::owner_exec,
+            std::filesystem::perms::none);
+  ASSERT_TRUE(std::filesystem::is_symlink(snap / "run"));
+  EXPECT_EQ(std::filesystem::read_symlink(snap / "run"), "tools/deep/run.sh");
+}
+
+TEST_F(GitRepoTest, SnapshotRefusesACraftedTreeThatClimbsOut) {
+  // A tree entry named "..": git refuses to make one, so it is written byte by byte.
+  std::string blob = git_out(home, {"rev-parse", "HEAD:kernel.py"});
+  std::string raw;
+  for (size_t i = 0; i < blob.size(); i += 2)
+    raw += char(std::stoi(blob.substr(i, 2), nullptr, 16));
+  write_file_atomic(dir / "tree.bin", "100644 ..\0"s + raw);
+  std::string tree =
+      git_out(home, {"hash-object", "-w", "-t", "tree", "--literally", dir / "tree.bin"});
+  std::string commit = git_out(home, {"commit-tree", tree, "-m", "crafted"});
+  std::filesystem::path snap = dir / "deep/snap";
+  try {
+    snapshot_commit(home, commit, snap);
+    FAIL() << "wrote a crafted tree";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a safe file name"), std::string::npos) << e.what();
+  }
+  // Nothing written, in the snapshot or beside it.
+  EXPECT_TRUE(std::filesystem::is_empty(snap));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "deep"),
+                          std::filesystem::directory_iterator()),
+            1);
 }
 
 TEST_F(GitRepoTest, NextExperimentReusesTheWorktreeOnAFreshBranchFromIntegration) {
