@@ -191,24 +191,6 @@ std::string worktree_name(const ExperimentRef& ref) {
   return ref.slug;
 }
 
-void require_clean(git_repository* repo, const std::filesystem::path& where) {
-  git_status_options opts = GIT_STATUS_OPTIONS_INIT;
-  opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
-  git_status_list* list = nullptr;
-  check(git_status_list_new(&list, repo, &opts), "git_status_list_new", quote(where.string()));
-  Status owned(list);
-  size_t n = git_status_list_entrycount(list);
-  if (n > 0) {
-    const git_status_entry* e = git_status_byindex(list, 0);
-    const char* path = e->index_to_workdir
-                           ? e->index_to_workdir->old_file.path
-                           : (e->head_to_index ? e->head_to_index->old_file.path : "?");
-    throw Error("worktree " + quote(where.string()) + " has " + std::to_string(n) +
-                " uncommitted change(s) (first: " + path +
-                "); refusing to switch branches over them");
-  }
-}
-
 // The worktree's .git must be the file libgit2 wrote, naming our admin dir; a rewritten .git
 // would redirect host-side git elsewhere.
 void check_dot_git(const std::filesystem::path& worktree, const std::filesystem::path& gitdir) {
@@ -241,6 +223,91 @@ bool branch_exists(const std::filesystem::path& repo, const std::string& branch)
   Repo r = open_repo(repo);
   return has_branch(r.get(), branch);
 }
+
+namespace {
+
+// Stages `paths` (every change when empty) in the repository's index, in memory. Refuses a
+// file larger than `max_file_bytes`: artifacts stay out of git.
+Index stage(git_repository* repo, const std::filesystem::path& worktree,
+            const std::vector<std::string>& paths, std::uint64_t max_file_bytes) {
+  git_index* idx = nullptr;
+  check(git_repository_index(&idx, repo), "git_repository_index", quote(worktree.string()));
+  Index index(idx);
+  std::vector<const char*> specs;
+  for (const auto& p : paths)
+    specs.push_back(p.c_str());
+  if (specs.empty()) specs.push_back("*");
+  git_strarray pathspec = {const_cast<char**>(specs.data()), specs.size()};
+  check(git_index_add_all(idx, &pathspec, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr),
+        "git_index_add_all", quote(worktree.string()));
+  check(git_index_update_all(idx, &pathspec, nullptr, nullptr), "git_index_update_all",
+        quote(worktree.string()));
+  for (size_t i = 0; i < git_index_entrycount(idx); ++i) {
+    const git_index_entry* e = git_index_get_byindex(idx, i);
+    if (e->file_size > max_file_bytes) {
+      throw Error("refusing to commit " + quote(e->path) + ": " + std::to_string(e->file_size) +
+                  " bytes is over the " + std::to_string(max_file_bytes) +
+                  "-byte limit (artifacts stay out of git)");
+    }
+  }
+  return index;
+}
+
+git_signature* signature(const char* signer) {
+  git_signature* sig = nullptr;
+  check(git_signature_now(&sig, signer, "kdispatch@kdispatch.invalid"), "git_signature_now",
+        signer);
+  return sig;
+}
+
+// What the previous experiment left uncommitted in the worktree is kept, not lost and not
+// carried over (program.md: commit the foreign state to its branch's side first, record it):
+// a commit on top of that branch's tip under refs/kdispatch/leftovers/, the branch itself
+// untouched. Returns the note to record, or nothing when the worktree is clean.
+std::optional<std::string> keep_leftovers(git_repository* home, git_repository* repo,
+                                          const std::filesystem::path& where, git_reference* head) {
+  git_status_options opts = GIT_STATUS_OPTIONS_INIT;
+  opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+  git_status_list* list = nullptr;
+  check(git_status_list_new(&list, repo, &opts), "git_status_list_new", quote(where.string()));
+  Status owned(list);
+  const size_t n = git_status_list_entrycount(list);
+  if (n == 0) return std::nullopt;
+  const std::string branch = git_reference_shorthand(head);
+  git_object* tip_obj = nullptr;
+  check(git_reference_peel(&tip_obj, head, GIT_OBJECT_COMMIT), "git_reference_peel", branch);
+  Commit tip(reinterpret_cast<git_commit*>(tip_obj));
+  Index index = stage(repo, where, {}, 64ull << 20);
+  git_oid tree_id;
+  check(git_index_write_tree(&tree_id, index.get()), "git_index_write_tree", quote(where.string()));
+  git_tree* tree_raw = nullptr;
+  check(git_tree_lookup(&tree_raw, repo, &tree_id), "git_tree_lookup", oid_hex(&tree_id));
+  Tree tree(tree_raw);
+  Sig sig(signature("kdispatch"));
+  const std::string message = "kdispatch: " + std::to_string(n) +
+                              " uncommitted change(s) left on " + branch +
+                              ", kept before the worktree moved on\n";
+  git_oid id;
+  const git_commit* parents[] = {tip.get()};
+  check(git_commit_create(&id, repo, nullptr, sig.get(), sig.get(), "UTF-8", message.c_str(),
+                          tree.get(), 1, parents),
+        "git_commit_create", "leftovers of " + branch);
+  // Never replaces an earlier keep of the same branch. Made through the shared repository: from
+  // a worktree, libgit2 (1.5) overwrites an existing shared ref despite force=0.
+  for (int k = 1;; ++k) {
+    std::string name =
+        "refs/kdispatch/leftovers/" + branch + (k > 1 ? "-" + std::to_string(k) : "");
+    git_reference* made = nullptr;
+    int rc = git_reference_create(&made, home, name.c_str(), &id, 0, "kdispatch: leftovers");
+    if (rc == GIT_EEXISTS) continue;
+    check(rc, "git_reference_create", name);
+    git_reference_free(made);
+    return std::to_string(n) + " uncommitted change(s) on " + branch + " kept as " + name + " (" +
+           oid_hex(&id) + ")";
+  }
+}
+
+}  // namespace
 
 WorktreeSetup prepare_worktree(const ExperimentRef& ref,
                                const std::optional<std::string>& resume_branch) {
@@ -283,10 +350,12 @@ WorktreeSetup prepare_worktree(const ExperimentRef& ref,
   check(git_repository_head(&head, wt.get()), "git_repository_head", quote(ref.worktree.string()));
   Ref owned_head(head);
   if (refname == git_reference_name(head)) return out;  // resuming on our own branch
-  require_clean(wt.get(), ref.worktree);
+  if (auto kept = keep_leftovers(home.get(), wt.get(), ref.worktree, head))
+    out.notes.push_back(*kept);
   Commit tip = branch_tip(wt.get(), out.branch, quote(ref.worktree.string()));
   git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
-  co.checkout_strategy = GIT_CHECKOUT_SAFE;
+  // Whatever was left is kept above: the new branch starts from exactly its commit.
+  co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
   check(git_checkout_tree(wt.get(), reinterpret_cast<const git_object*>(tip.get()), &co),
         "git_checkout_tree", quote(ref.worktree.string()) + ", " + quote(out.branch));
   check(git_repository_set_head(wt.get(), refname.c_str()), "git_repository_set_head", refname);
@@ -311,39 +380,18 @@ CommitInfo commit_on_head(const std::filesystem::path& worktree, const std::stri
   check(git_reference_peel(&parent_obj, head, GIT_OBJECT_COMMIT), "git_reference_peel", branch);
   Commit parent(reinterpret_cast<git_commit*>(parent_obj));
 
-  git_index* idx = nullptr;
-  check(git_repository_index(&idx, repo.get()), "git_repository_index", quote(worktree.string()));
-  Index index(idx);
-  std::vector<const char*> specs;
-  for (const auto& p : paths)
-    specs.push_back(p.c_str());
-  if (specs.empty()) specs.push_back("*");
-  git_strarray pathspec = {const_cast<char**>(specs.data()), specs.size()};
-  check(git_index_add_all(idx, &pathspec, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr),
-        "git_index_add_all", quote(worktree.string()));
-  check(git_index_update_all(idx, &pathspec, nullptr, nullptr), "git_index_update_all",
-        quote(worktree.string()));
-  for (size_t i = 0; i < git_index_entrycount(idx); ++i) {
-    const git_index_entry* e = git_index_get_byindex(idx, i);
-    if (e->file_size > max_file_bytes) {
-      throw Error("refusing to commit " + quote(e->path) + ": " + std::to_string(e->file_size) +
-                  " bytes is over the " + std::to_string(max_file_bytes) +
-                  "-byte limit (artifacts stay out of git)");
-    }
-  }
+  Index index = stage(repo.get(), worktree, paths, max_file_bytes);
   git_oid tree_id;
-  check(git_index_write_tree(&tree_id, idx), "git_index_write_tree", quote(worktree.string()));
+  check(git_index_write_tree(&tree_id, index.get()), "git_index_write_tree",
+        quote(worktree.string()));
   if (git_oid_equal(&tree_id, git_commit_tree_id(parent.get()))) {
     throw Error("nothing to commit: the worktree equals " + branch + "'s last commit");
   }
-  check(git_index_write(idx), "git_index_write", quote(worktree.string()));
+  check(git_index_write(index.get()), "git_index_write", quote(worktree.string()));
   git_tree* tree_raw = nullptr;
   check(git_tree_lookup(&tree_raw, repo.get(), &tree_id), "git_tree_lookup", oid_hex(&tree_id));
   Tree tree(tree_raw);
-  git_signature* sig_raw = nullptr;
-  check(git_signature_now(&sig_raw, signer, "kdispatch@kdispatch.invalid"), "git_signature_now",
-        signer);
-  Sig sig(sig_raw);
+  Sig sig(signature(signer));
   git_oid id;
   const git_commit* parents[] = {parent.get()};
   check(git_commit_create(&id, repo.get(), "HEAD", sig.get(), sig.get(), "UTF-8", message.c_str(),

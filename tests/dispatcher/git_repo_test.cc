@@ -152,16 +152,35 @@ TEST_F(GitRepoTest, NextExperimentReusesTheWorktreeOnAFreshBranchFromIntegration
   EXPECT_EQ(branch_commits(home, "kernel/fam-v001", "integration").size(), 1u);
 }
 
-TEST_F(GitRepoTest, DirtyWorktreeIsNeverSwitchedOver) {
+TEST_F(GitRepoTest, LeftoversAreKeptBeforeTheWorktreeMovesOn) {
   WorktreeSetup s1 = prepare_worktree(ref("v001"), std::nullopt);
+  const std::string v001_tip = git_out(home, {"rev-parse", s1.branch});
   write_file_atomic(s1.worktree / "kernel.py", "uncommitted\n");
-  try {
-    prepare_worktree(ref("v002"), std::nullopt);
-    FAIL() << "switched over uncommitted work";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("uncommitted change"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(read_file(s1.worktree / "kernel.py"), "uncommitted\n");
+  write_file_atomic(s1.worktree / "scratch.txt", "untracked\n");
+  WorktreeSetup s2 = prepare_worktree(ref("v002"), std::nullopt);
+  const std::string kept = "refs/kdispatch/leftovers/kernel/fam-v001";
+  ASSERT_EQ(s2.notes.size(), 1u);
+  EXPECT_NE(s2.notes[0].find("2 uncommitted change(s) on kernel/fam-v001 kept as " + kept),
+            std::string::npos)
+      << s2.notes[0];
+  // Nothing lost: both the edit and the new file are in the kept commit, on top of v001's tip.
+  EXPECT_EQ(git_out(home, {"show", kept + ":kernel.py"}), "uncommitted");
+  EXPECT_EQ(git_out(home, {"show", kept + ":scratch.txt"}), "untracked");
+  EXPECT_EQ(git_out(home, {"rev-parse", kept + "^"}), v001_tip);
+  // Nothing carried over: v001's branch is untouched and v002 starts clean from integration.
+  EXPECT_EQ(git_out(home, {"rev-parse", s1.branch}), v001_tip);
+  EXPECT_EQ(git_out(s2.worktree.string(), {"rev-parse", "--abbrev-ref", "HEAD"}),
+            "kernel/fam-v002");
+  EXPECT_EQ(git_out(s2.worktree.string(), {"status", "--porcelain"}), "");
+  EXPECT_EQ(read_file(s2.worktree / "kernel.py"), "def workload(x):\n    return x\n");
+  // A second keep of the same branch never replaces the first.
+  git_out(s2.worktree.string(), {"checkout", "-q", "kernel/fam-v001"});
+  write_file_atomic(s2.worktree / "kernel.py", "again\n");
+  WorktreeSetup s3 = prepare_worktree(ref("v003"), std::nullopt);
+  ASSERT_EQ(s3.notes.size(), 1u);
+  EXPECT_NE(s3.notes[0].find(kept + "-2"), std::string::npos) << s3.notes[0];
+  EXPECT_EQ(git_out(home, {"show", kept + ":kernel.py"}), "uncommitted");
+  EXPECT_EQ(git_out(home, {"show", kept + "-2:kernel.py"}), "again");
 }
 
 TEST_F(GitRepoTest, ExistingBranchIsNeverResetButSuffixed) {
