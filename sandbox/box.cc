@@ -2,29 +2,27 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/errors.h"
 #include "sandbox/box_init.h"
+#include "sandbox/box_program.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/env_scrub.h"
 #include "sandbox/fds.h"
 #include "sandbox/landlock.h"
-#include "sandbox/mount_tree.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/seccomp_notify.h"
 #include "sandbox/spawn.h"
-#include "sandbox/userns.h"
 #include "sandbox/wire.h"
 
 extern char** environ;
@@ -131,7 +129,7 @@ Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err
 
 }  // namespace
 
-std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
+std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   std::unique_ptr<Box> box(new Box());
   box->profile_ = spec.profile;
   box->chip_ = spec.chip;
@@ -216,102 +214,86 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
   box->cgroup_ = Cgroup::create(prof.limits, prof.cgroup);
   cfg.nproc_backstop = !box->cgroup_;
 
+  cfg.uid = uid;
+  cfg.gid = gid;
+  cfg.as_root = as_root;
+
   int ctl[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
     throw_sys("box: socketpair", "AF_UNIX, SOCK_SEQPACKET", errno);
   }
   box->control_fd_ = ctl[0];
-  pid_t holder = ::fork();
-  if (holder < 0) {
-    int e = errno;
+  pid_t holder;
+  try {
+    holder = spawn_box_program(ctl[1]);
+  } catch (...) {
     ::close(ctl[1]);
-    throw_sys("box: fork", "box holder", e);
-  }
-  if (holder == 0) {
-    // The box's host-side parent: drops host credentials, makes the namespaces and forks
-    // pid 1; then waits for it so the host can reap one process.
-    int fd = ctl[1];
-    try {
-      if (::dup2(fd, 3) < 0) throw_sys("fds: dup2", "control socket", errno);
-      if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0)
-        throw_sys("fds: close_range", "4..~0", errno);
-      fd = 3;
-      // Root reaches sources the box's user may not (a worktree under a root-only directory):
-      // their detached copies are made before the drop and carried into the box as fds.
-      if (as_root) {
-        clone_sources(cfg.plan);
-        drop_host_credentials(uid, gid);
-      }
-      enter_user_namespace(uid, gid);
-      const int flags =
-          CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-      if (::unshare(flags) != 0)
-        throw_sys("namespaces: unshare", "NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS|NEWCGROUP", errno);
-      if (!as_root) clone_sources(cfg.plan);
-      pid_t init = ::fork();
-      if (init < 0) throw_sys("pid namespace: fork", "pid 1", errno);
-      if (init == 0) box_init_main(cfg, fd);
-      send_with_fds(fd, std::string(1, char(Startup::Pid)) + std::to_string(init), {});
-      ::close(fd);
-      int status;
-      while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::_exit(0);
-    } catch (const std::exception& e) {
-      try {
-        send_with_fds(fd, std::string(1, char(Startup::Error)) + e.what(), {});
-      } catch (...) {
-      }
-      ::_exit(1);
-    }
+    throw;
   }
   ::close(ctl[1]);
   box->holder_pid_ = holder;
+  // Sent after the spawn: the program reads it as its first message.
+  send_with_fds(box->control_fd_, encode_init_config(cfg), {});
   // Startup: the holder reports pid 1, which joins the cgroup while it builds the tree, then
-  // pid 1 reports ready or the layer that failed. Both messages are needed, in either order:
-  // pid 1 starts nothing before the first request, which comes after it joined.
-  const auto give_up = Clock::now() + std::chrono::milliseconds(kStartupTimeoutMs);
-  bool ready = false;
-  while (!ready || box->init_pid_ < 0) {
-    pollfd pfd{box->control_fd_, POLLIN, 0};
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
-    if (left <= 0 || ::poll(&pfd, 1, int(left)) == 0) throw Error("box: did not start within 20 s");
-    std::string msg;
-    std::vector<int> fds;
-    if (!recv_with_fds(box->control_fd_, msg, fds, 0) || msg.empty()) {
-      throw Error("box: the sandbox exited while starting");
-    }
-    const auto kind = Startup(msg[0]);
-    const std::string text = msg.substr(1);
-    if (kind == Startup::Error) throw Error(text);
-    if (kind == Startup::Pid) {
-      box->init_pid_ = pid_t(std::stol(text));
-      box->init_pidfd_ = int(::syscall(SYS_pidfd_open, box->init_pid_, 0));
-      if (box->init_pidfd_ < 0) throw_sys("box: pidfd_open", "pid 1 " + text, errno);
-      if (box->cgroup_) box->cgroup_->attach(box->init_pid_);
-    } else if (kind == Startup::Ready) {
-      ready = true;
-    }
-  }
+  // pid 1 reports ready or the layer that failed, in either order. Pid 1 reads no request
+  // before it is ready, and none is sent before it joined.
+  box->startup_deadline_ = Clock::now() + std::chrono::milliseconds(kStartupTimeoutMs);
+  while (box->init_pid_ < 0)
+    box->read_startup_message();
   return box;
 }
 
+std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
+  auto box = start(spec);
+  box->await_ready();
+  return box;
+}
+
+void Box::read_startup_message() {
+  pollfd pfd{control_fd_, POLLIN, 0};
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(startup_deadline_ - Clock::now())
+          .count();
+  if (left <= 0 || ::poll(&pfd, 1, int(left)) == 0) throw Error("box: did not start within 20 s");
+  std::string msg;
+  std::vector<int> fds;
+  if (!recv_with_fds(control_fd_, msg, fds, 0) || msg.empty()) {
+    throw Error("box: the sandbox exited while starting");
+  }
+  const auto kind = Startup(msg[0]);
+  const std::string text = msg.substr(1);
+  if (kind == Startup::Error) throw Error(text);
+  if (kind == Startup::Pid) {
+    char* end = nullptr;
+    const long pid = std::strtol(text.c_str(), &end, 10);
+    if (pid <= 0 || *end != '\0') throw Error("box: malformed pid report " + quote(text));
+    init_pid_ = pid_t(pid);
+    if (cgroup_) cgroup_->attach(init_pid_);
+  } else if (kind == Startup::Ready) {
+    ready_ = true;
+  }
+}
+
+void Box::await_ready() {
+  while (!ready_)
+    read_startup_message();
+}
+
 void Box::shutdown() {
-  if (init_pidfd_ >= 0) {
-    ::syscall(SYS_pidfd_send_signal, init_pidfd_, SIGKILL, nullptr, 0);
-    close_fd(init_pidfd_);
-  } else if (holder_pid_ > 0) {
-    ::kill(holder_pid_, SIGKILL);
+  // Both are unreaped children of this process, so their pids cannot have been reused.
+  for (pid_t pid : {init_pid_, holder_pid_}) {
+    if (pid > 0) ::kill(pid, SIGKILL);
   }
   close_fd(control_fd_);
-  if (holder_pid_ > 0) {
-    // The holder returns only after pid 1 is reaped, and pid 1 is reaped only after every
-    // process of its namespace is gone.
+  // Both are children of this process (pid 1 by CLONE_PARENT). Pid 1 is reaped only after
+  // every process of its namespace is gone; the holder exited once pid 1 was reported.
+  for (pid_t* pid : {&init_pid_, &holder_pid_}) {
     int status;
-    while (::waitpid(holder_pid_, &status, 0) < 0 && errno == EINTR) {
+    if (*pid > 0) {
+      while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+      }
     }
-    holder_pid_ = -1;
+    *pid = -1;
   }
   cgroup_.reset();
 }
@@ -366,6 +348,13 @@ RunResult Box::run(const RunRequest& req, bool own_pid_namespace) {
   }
   for (int* fd : {&reply[1], &in[1], &out[1], &err[1]})
     close_fd(*fd);
+  try {
+    await_ready();  // a box from start(): the request waited in the socket while it was built
+  } catch (...) {
+    for (int* fd : {&reply[0], &in[0], &out[0], &err[0]})
+      close_fd(*fd);
+    throw;
+  }
   const auto give_up = start + std::chrono::milliseconds(uint64_t(timeout_s * 1000) + 30000);
   Exchange ex =
       pump(reply[0], in[0], req.stdin_data, out[0], err[0], profile_.limits.output_bytes, give_up);
@@ -465,8 +454,10 @@ FileResult Box::file(const FileRequest& req) {
 }
 
 RunResult exec_once(const BoxSpec& spec, const RunRequest& request) {
-  auto box = Box::open(spec);
-  // The box closes after this one command, killing whatever it leaves: no init of its own.
+  // The request is sent as soon as pid 1 is in its cgroup, while it still builds the tree: no
+  // round trip for "ready". The box closes after this one command, killing whatever it leaves:
+  // no init of its own.
+  auto box = Box::start(spec);
   RunResult r = box->run(request, false);
   box.reset();
   return r;

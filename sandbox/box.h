@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -82,15 +83,21 @@ class Box {
  private:
   Box() = default;
   friend RunResult exec_once(const BoxSpec& spec, const RunRequest& request);
+  // Starts the box program and returns once pid 1 is reported and in the cgroup; the tree may
+  // still be in the making (await_ready, which the first run() does).
+  static std::unique_ptr<Box> start(const BoxSpec& spec);
+  void read_startup_message();
+  void await_ready();
   RunResult run(const RunRequest& request, bool own_pid_namespace);
   void send_request(const std::string& message, const std::vector<int>& fds);
   void shutdown();
 
   std::mutex send_mu_;
   int control_fd_ = -1;
-  pid_t holder_pid_ = -1;  // the host-side parent of the box's pid 1
-  pid_t init_pid_ = -1;
-  int init_pidfd_ = -1;
+  pid_t holder_pid_ = -1;  // kdispatch-box as started; it exits once pid 1 is made
+  pid_t init_pid_ = -1;    // also a child of this process (CLONE_PARENT)
+  bool ready_ = false;     // pid 1 built every layer
+  std::chrono::steady_clock::time_point startup_deadline_;
   std::unique_ptr<Cgroup> cgroup_;
   Profile profile_;
   std::optional<kd::Chip> chip_;

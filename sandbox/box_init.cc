@@ -15,7 +15,6 @@
 #include <memory>
 
 #include "common/errors.h"
-#include "sandbox/env_scrub.h"
 #include "sandbox/fds.h"
 #include "sandbox/ipc_uts.h"
 #include "sandbox/landlock.h"
@@ -209,9 +208,10 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
 
 }  // namespace
 
-void box_init_main(const InitConfig& config, int control_fd) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  wipe_own_environment();
+void box_init_main(InitConfig& config, int control_fd) {
+  // No parent-death signal: the parent is a thread of the dispatcher (CLONE_PARENT), which may
+  // end while the dispatcher lives on. The end of the dispatcher closes the control socket,
+  // and pid 1 exits on that end of stream.
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -221,8 +221,7 @@ void box_init_main(const InitConfig& config, int control_fd) {
   Confinement c;
   try {
     if (sig_fd < 0) throw_sys("pid namespace: signalfd", "SIGCHLD", errno);
-    InitConfig cfg = config;
-    c = build_box(cfg);
+    c = build_box(config);
     send_startup(control_fd, Startup::Ready, "");
   } catch (const std::exception& e) {
     try {

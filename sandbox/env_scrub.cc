@@ -1,12 +1,7 @@
 #include "sandbox/env_scrub.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "common/errors.h"
 #include "common/glob.h"
-
-extern char** environ;
 
 namespace kd::sandbox {
 namespace {
@@ -47,13 +42,6 @@ std::vector<std::string> build_environment(const EnvPolicy& policy, char** host_
   for (const auto& [k, v] : env)
     out.push_back(k + "=" + v);
   return out;
-}
-
-void wipe_own_environment() {
-  for (char** e = environ; e && *e; ++e)
-    std::memset(*e, 0, std::strlen(*e));
-  static char* empty[] = {nullptr};
-  environ = empty;
 }
 
 }  // namespace kd::sandbox

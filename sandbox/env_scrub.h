@@ -14,8 +14,4 @@ namespace kd::sandbox {
 std::vector<std::string> build_environment(const EnvPolicy& policy, char** host_env,
                                            const std::map<std::string, std::string>& extra);
 
-// Zeroes the strings of the calling process's environment and empties `environ`, so the
-// box's pid 1 (a fork of the dispatcher) shows nothing in /proc/1/environ.
-void wipe_own_environment();
-
 }  // namespace kd::sandbox

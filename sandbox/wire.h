@@ -26,6 +26,8 @@ class Reader {
   uint64_t u64();
   std::string str();
   std::vector<std::string> strs();
+  size_t left() const { return in_.size() - pos_; }
+  bool at_end() const { return pos_ == in_.size(); }
 
  private:
   const std::string& in_;
