@@ -1,7 +1,9 @@
 // Sandbox spawn costs, side by side in one run (interleaved rounds, so machine noise hits every
 // variant alike): a fresh sandbox (exec_once) vs bubblewrap with equivalent isolation vs a bare
 // fork/exec, and a command inside an open box vs a bare fork/exec. Prints medians and ratios.
-//   bench_sandbox_spawn WORKTREE [ROUNDS]   (as root the worktree must belong to a non-root user)
+//   bench_sandbox_spawn WORKTREE [ROUNDS [BALLAST_MB]]
+// (as root the worktree must belong to a non-root user). BALLAST_MB of touched heap make this
+// process as large as a dispatcher in a campaign, for what a fork of the caller would copy.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
   }
   const std::string wt = argv[1];
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 50;
+  const size_t ballast_mb = argc > 3 ? size_t(std::atol(argv[3])) : 0;
+  const std::vector<char> ballast(ballast_mb << 20, 1);  // every page written
   kd::sandbox::BoxSpec spec;
   spec.worktree = wt;
   spec.profile = kd::sandbox::load_profile("author");
@@ -86,8 +90,8 @@ int main(int argc, char** argv) {
       if (i >= 3) v.ms.push_back(ms);  // three warm-up rounds
     }
   }
-  std::printf("rounds: %d (interleaved)\n%-36s %10s %10s %10s\n", rounds, "variant", "median ms",
-              "min ms", "max ms");
+  std::printf("rounds: %d (interleaved), ballast %zu MB\n%-36s %10s %10s %10s\n", rounds,
+              ballast.size() >> 20, "variant", "median ms", "min ms", "max ms");
   for (const auto& v : variants) {
     std::printf("%-36s %10.3f %10.3f %10.3f\n", v.name, median(v.ms),
                 *std::min_element(v.ms.begin(), v.ms.end()),
