@@ -330,6 +330,12 @@ WorktreeSetup prepare_worktree(const ExperimentRef& ref,
 
   if (!std::filesystem::exists(ref.worktree)) {
     std::filesystem::create_directories(ref.worktree.parent_path());
+    // Families add worktrees to one repository at once, and libgit2's add is not safe against
+    // itself: its mkdir of the shared worktrees/ directory fails when another add made it
+    // first, and a half-made sibling reads as "reference is already checked out".
+    std::filesystem::create_directories(out.gitdir.parent_path());
+    static std::mutex adding;
+    std::lock_guard<std::mutex> serial(adding);
     git_reference* branch_ref = nullptr;
     check(git_reference_lookup(&branch_ref, home.get(), refname.c_str()), "git_reference_lookup",
           refname);

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "common/errors.h"
 #include "common/files.h"
@@ -150,6 +152,39 @@ TEST_F(GitRepoTest, NextExperimentReusesTheWorktreeOnAFreshBranchFromIntegration
   EXPECT_EQ(read_file(s2.worktree / "kernel.py"), "def workload(x):\n    return x\n");
   // The v001 branch keeps its commit.
   EXPECT_EQ(branch_commits(home, "kernel/fam-v001", "integration").size(), 1u);
+}
+
+TEST_F(GitRepoTest, FamiliesAddTheirWorktreesAtOnce) {
+  // A campaign prepares every family's first worktree in parallel on one fresh repository.
+  constexpr int kFamilies = 8;
+  std::vector<std::string> errors(kFamilies);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kFamilies; ++i) {
+    threads.emplace_back([&, i] {
+      const std::string fam = "fam" + std::to_string(i);
+      ExperimentRef r{home,          dir / ("wiki/kernel_experiments/" + fam + "/pallas/.repo"),
+                      fam,           "v001",
+                      "integration", "p1"};
+      ready.fetch_add(1);
+      while (ready.load() < kFamilies) {
+      }
+      try {
+        prepare_worktree(r, std::nullopt);
+      } catch (const Error& e) {
+        errors[size_t(i)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  for (int i = 0; i < kFamilies; ++i) {
+    EXPECT_EQ(errors[size_t(i)], "") << "family " << i;
+    const std::string wt =
+        dir / ("wiki/kernel_experiments/fam" + std::to_string(i) + "/pallas/.repo");
+    EXPECT_EQ(git_out(wt, {"rev-parse", "--abbrev-ref", "HEAD"}),
+              "kernel/fam" + std::to_string(i) + "-v001");
+  }
 }
 
 TEST_F(GitRepoTest, LeftoversAreKeptBeforeTheWorktreeMovesOn) {
