@@ -1,5 +1,7 @@
 // Anthropic Messages: POST /v1/messages, content blocks, SSE with named events.
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "agents/provider.h"
 
@@ -21,20 +23,36 @@ std::string str_field(const json& j, const char* key) {
   return {};
 }
 
+// Index of a block event, or nullopt when the event carries no integer index.
+std::optional<long> block_index(const json& d) {
+  const json* i = member(d, "index");
+  if (!i || !i->is_number_integer()) return std::nullopt;
+  return i->get<long>();
+}
+
 class AnthropicStream : public StreamAssembler {
  public:
   AssistantTurn take() override {
     AssistantTurn t = std::move(turn_);
     t.echo = json::array();
-    for (auto& [index, b] : blocks_)
+    for (auto& [index, b] : blocks_) {
+      flush(b);
       t.echo.push_back(std::move(b.block));
+    }
     return t;
   }
 
  protected:
+  // A string field of a block grown by deltas: appended here and written into the block once,
+  // so a long text costs no copy per delta.
+  struct Growing {
+    std::string value;
+    bool used = false;
+  };
   struct Block {
     json block;
     std::string partial_json;
+    Growing text, thinking, signature;
     bool stopped = false;
   };
 
@@ -46,58 +64,58 @@ class AnthropicStream : public StreamAssembler {
       return;
     }
     // The event name and JSON type are identical; the type survives a server that drops names.
-    std::string type = str_field(d, "type");
+    std::string_view type = string_member(d, "type");
     if (type.empty()) type = ev.name;
-    if (type == "message_start") {
-      const json& m = d.value("message", json::object());
-      turn_.request_id = str_field(m, "id");
-      if (m.contains("usage") && m["usage"].is_object()) apply_usage(m["usage"]);
-    } else if (type == "content_block_start") {
-      if (!d.contains("index") || !d["index"].is_number_integer() || !d.contains("content_block") ||
-          !d["content_block"].is_object()) {
-        fail("protocol", "", "content_block_start without index or content_block");
-        return;
-      }
-      Block& b = blocks_[d["index"].get<long>()];
-      b.block = d["content_block"];
-    } else if (type == "content_block_delta") {
-      auto it = d.contains("index") && d["index"].is_number_integer()
-                    ? blocks_.find(d["index"].get<long>())
-                    : blocks_.end();
+    if (type == "content_block_delta") {
+      auto it = blocks_.end();
+      if (auto i = block_index(d)) it = blocks_.find(*i);
       if (it == blocks_.end()) {
         fail("protocol", "", "content_block_delta for a block that never started");
         return;
       }
-      const json& delta = d.value("delta", json::object());
-      std::string dt = str_field(delta, "type");
+      const json* delta = object_member(d, "delta");
+      if (!delta) return;
+      std::string_view dt = string_member(*delta, "type");
       Block& b = it->second;
       if (dt == "text_delta") {
-        std::string piece = str_field(delta, "text");
-        b.block["text"] = b.block.value("text", std::string()) + piece;
+        std::string_view piece = string_member(*delta, "text");
+        grow(b, b.text, "text", piece);
         if (on_text) on_text(piece);
       } else if (dt == "input_json_delta") {
-        b.partial_json += str_field(delta, "partial_json");
+        b.partial_json += string_member(*delta, "partial_json");
       } else if (dt == "thinking_delta") {
-        b.block["thinking"] =
-            b.block.value("thinking", std::string()) + str_field(delta, "thinking");
+        grow(b, b.thinking, "thinking", string_member(*delta, "thinking"));
       } else if (dt == "signature_delta") {
-        b.block["signature"] =
-            b.block.value("signature", std::string()) + str_field(delta, "signature");
+        grow(b, b.signature, "signature", string_member(*delta, "signature"));
       }
+    } else if (type == "message_start") {
+      if (const json* m = object_member(d, "message")) {
+        turn_.request_id = string_member(*m, "id");
+        if (const json* u = object_member(*m, "usage")) apply_usage(*u);
+      }
+    } else if (type == "content_block_start") {
+      auto i = block_index(d);
+      const json* cb = object_member(d, "content_block");
+      if (!i || !cb) {
+        fail("protocol", "", "content_block_start without index or content_block");
+        return;
+      }
+      Block& b = blocks_[*i];
+      b.block = *cb;
     } else if (type == "content_block_stop") {
-      auto it = d.contains("index") && d["index"].is_number_integer()
-                    ? blocks_.find(d["index"].get<long>())
-                    : blocks_.end();
+      auto it = blocks_.end();
+      if (auto i = block_index(d)) it = blocks_.find(*i);
       if (it == blocks_.end()) {
         fail("protocol", "", "content_block_stop for a block that never started");
         return;
       }
       close_block(it->second);
     } else if (type == "message_delta") {
-      const json& delta = d.value("delta", json::object());
-      std::string sr = str_field(delta, "stop_reason");
-      if (!sr.empty()) turn_.stop_reason = sr;
-      if (d.contains("usage") && d["usage"].is_object()) apply_usage(d["usage"]);
+      if (const json* delta = object_member(d, "delta")) {
+        std::string_view sr = string_member(*delta, "stop_reason");
+        if (!sr.empty()) turn_.stop_reason = sr;
+      }
+      if (const json* u = object_member(d, "usage")) apply_usage(*u);
     } else if (type == "message_stop") {
       for (auto& [i, b] : blocks_) {
         if (!b.stopped) {
@@ -108,13 +126,33 @@ class AnthropicStream : public StreamAssembler {
       }
       done_ = true;
     } else if (type == "error") {
-      const json& e = d.value("error", json::object());
-      fail("error_event", str_field(e, "type"), str_field(e, "message"));
+      const json* e = object_member(d, "error");
+      fail("error_event", e ? std::string(string_member(*e, "type")) : std::string(),
+           e ? std::string(string_member(*e, "message")) : std::string());
     }
     // ping and event names this client does not know are ignored.
   }
 
  private:
+  // The first delta of a field starts from what content_block_start gave it.
+  static void grow(Block& b, Growing& g, const char* field, std::string_view piece) {
+    if (!g.used) {
+      g.used = true;
+      g.value = string_member(b.block, field);
+    }
+    g.value += piece;
+  }
+
+  static void flush(Block& b) {
+    for (auto [g, field] : {std::pair{&b.text, "text"}, std::pair{&b.thinking, "thinking"},
+                            std::pair{&b.signature, "signature"}}) {
+      if (!g->used) continue;
+      b.block[field] = std::move(g->value);
+      g->value.clear();
+      g->used = false;
+    }
+  }
+
   void apply_usage(const json& u) {
     // Counts are cumulative; a later event replaces what an earlier one said.
     if (u.contains("input_tokens") && u["input_tokens"].is_number_integer()) {
@@ -129,9 +167,10 @@ class AnthropicStream : public StreamAssembler {
 
   void close_block(Block& b) {
     b.stopped = true;
+    flush(b);
     std::string bt = str_field(b.block, "type");
     if (bt == "text") {
-      turn_.text += b.block.value("text", std::string());
+      turn_.text += string_member(b.block, "text");
     } else if (bt == "tool_use") {
       ToolCall c;
       c.id = str_field(b.block, "id");

@@ -513,9 +513,25 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
       parser.body_limit(64u << 20);
       co_await http::async_read(sock, buf, parser, asio::use_awaitable);
       Plan p = plan(parser.get());
+      // Paced events follow this response's own clock: event k is due pace_ms after event
+      // k-1 was due, not after it was written, so a late wake-up of the server does not
+      // shift (and bunch up) every later event of every response it delayed. A late event
+      // goes out at once and skips the slots it missed rather than catching up in a burst.
+      asio::steady_timer pacer(sock.get_executor());
+      const auto pace = std::chrono::microseconds(static_cast<long>(script.pace_ms * 1000.0));
+      auto due = std::chrono::steady_clock::now();
       for (size_t i = 0; i < p.writes.size(); ++i) {
-        if (i == p.stall_before) co_await sleep(p.stall_s);
-        if (p.paced && i > 1) co_await sleep(script.pace_ms / 1000.0);
+        if (i == p.stall_before) {
+          co_await sleep(p.stall_s);
+          due = std::chrono::steady_clock::now();
+        }
+        if (p.paced && i > 1) {
+          due += pace;
+          auto now = std::chrono::steady_clock::now();
+          if (pace.count() > 0 && due < now) due += (now - due) / pace * pace;
+          pacer.expires_at(due);
+          co_await pacer.async_wait(asio::use_awaitable);
+        }
         co_await write(sock, stamp_now(std::move(p.writes[i])));
       }
       boost::system::error_code ec;

@@ -1,10 +1,11 @@
 #include "agents/http_client.h"
 
 #include <curl/curl.h>
-#include <unistd.h>
+#include <sys/epoll.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cctype>
+#include <cerrno>
 #include <mutex>
 
 #include "common/errors.h"
@@ -66,93 +67,130 @@ struct Transfer {
   char errbuf[CURL_ERROR_SIZE] = {};
 };
 
-struct Sock {
-  explicit Sock(asio::any_io_executor ex, int fd) : d(ex, fd) {}
-  asio::posix::stream_descriptor d;  // a dup of curl's fd, so closing it never closes curl's
-  int what = 0;
-  bool reading = false, writing = false, removed = false;
-};
-
+// Curl's sockets live in a private epoll set, level-triggered, changed only when curl changes
+// what it waits for; the io_context waits on that set's descriptor. One wake-up then serves
+// every ready socket with one epoll_wait, instead of one reactor registration, one epoll_ctl
+// and one completion handler per socket per event.
 struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
-  explicit Impl(asio::any_io_executor e) : ex(e), timer(e) {}
+  explicit Impl(asio::any_io_executor e) : ex(e), timer(e), poller(e) {
+    int fd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0) throw_sys("epoll_create1", "EPOLL_CLOEXEC", errno);
+    poller.assign(fd);
+  }
   ~Impl() {
+    // Before the epoll set closes: cleanup reports each socket's removal through on_socket.
     if (multi) curl_multi_cleanup(multi);
   }
 
   asio::any_io_executor ex;
   CURLM* multi = nullptr;
   asio::steady_timer timer;
-  std::map<curl_socket_t, std::shared_ptr<Sock>> socks;
+  // curl's timer: when curl wants its timeout action; max when it wants none. The pending
+  // wait may expire earlier and then re-arms itself, so a later deadline costs no cancel.
+  asio::steady_timer::time_point timer_due = asio::steady_timer::time_point::max();
+  bool timer_waiting = false;
+  asio::posix::stream_descriptor poller;  // the epoll set of curl's sockets
+  bool polling = false;                   // a wait on the set is pending
+  unsigned poll_gen = 0;                  // bumped when that wait is cancelled
+  size_t watched = 0;                     // sockets in the set
   std::map<CURL*, std::shared_ptr<Transfer>> transfers;
 
-  static int on_socket(CURL*, curl_socket_t fd, int what, void* userp, void*) {
+  static int on_socket(CURL*, curl_socket_t fd, int what, void* userp, void* socketp) {
     auto* self = static_cast<Impl*>(userp);
+    int epfd = self->poller.native_handle();
     if (what == CURL_POLL_REMOVE) {
-      auto it = self->socks.find(fd);
-      if (it != self->socks.end()) {
-        it->second->removed = true;
-        boost::system::error_code ec;
-        it->second->d.close(ec);
-        self->socks.erase(it);
-      }
+      // curl removes a socket before closing it; a socket already closed left the set itself.
+      ::epoll_ctl(epfd, EPOLL_CTL_DEL, fd, nullptr);
+      if (socketp && --self->watched == 0) self->stop_waiting();
       return 0;
     }
-    auto& s = self->socks[fd];
-    if (!s) {
-      int dup_fd = ::dup(fd);
-      if (dup_fd < 0) return -1;  // curl fails the transfers on this socket
-      s = std::make_shared<Sock>(self->ex, dup_fd);
+    epoll_event ev{};
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = fd;
+    // socketp is what curl_multi_assign stored: non-null once the socket is in the set.
+    if (::epoll_ctl(epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return -1;  // curl fails the transfers on this socket
     }
-    s->what = what;
-    self->arm(fd, s);
+    if (!socketp) {
+      curl_multi_assign(self->multi, fd, self);
+      ++self->watched;
+    }
+    self->wait_ready();
     return 0;
   }
 
-  void arm(curl_socket_t fd, const std::shared_ptr<Sock>& s) {
-    if ((s->what & CURL_POLL_IN) && !s->reading) {
-      s->reading = true;
-      s->d.async_wait(asio::posix::stream_descriptor::wait_read,
-                      [self = shared_from_this(), fd, w = std::weak_ptr<Sock>(s)](auto ec) {
-                        self->ready(fd, w, ec, CURL_CSELECT_IN);
+  // Waits on the set only while it holds sockets, so an idle client leaves the io_context
+  // free to return. A wait cancelled or superseded (older generation) does nothing.
+  void wait_ready() {
+    if (polling || watched == 0) return;
+    polling = true;
+    poller.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this(), gen = poll_gen](boost::system::error_code ec) {
+                        if (ec || gen != self->poll_gen) return;
+                        self->polling = false;
+                        self->drain();
+                        self->wait_ready();
                       });
-    }
-    if ((s->what & CURL_POLL_OUT) && !s->writing) {
-      s->writing = true;
-      s->d.async_wait(asio::posix::stream_descriptor::wait_write,
-                      [self = shared_from_this(), fd, w = std::weak_ptr<Sock>(s)](auto ec) {
-                        self->ready(fd, w, ec, CURL_CSELECT_OUT);
-                      });
-    }
   }
 
-  void ready(curl_socket_t fd, const std::weak_ptr<Sock>& w, boost::system::error_code ec,
-             int dir) {
-    auto s = w.lock();
-    if (!s || s->removed) return;
-    (dir == CURL_CSELECT_IN ? s->reading : s->writing) = false;
-    if (ec == asio::error::operation_aborted) return;
-    int running = 0;
-    curl_multi_socket_action(multi, fd, ec ? CURL_CSELECT_ERR : dir, &running);
-    reap();
-    if (!s->removed) arm(fd, s);
+  void stop_waiting() {
+    if (!polling) return;
+    polling = false;
+    ++poll_gen;
+    boost::system::error_code ec;
+    poller.cancel(ec);
+  }
+
+  // Hands every ready socket to curl. Level-triggered: a socket curl did not read dry is
+  // reported again by the next wait, and more ready sockets than one batch holds too.
+  void drain() {
+    epoll_event evs[256];
+    int n = ::epoll_wait(poller.native_handle(), evs, 256, 0);
+    for (int i = 0; i < n; ++i) {
+      uint32_t e = evs[i].events;
+      int bits = ((e & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0) |
+                 ((e & EPOLLOUT) ? CURL_CSELECT_OUT : 0) | ((e & EPOLLERR) ? CURL_CSELECT_ERR : 0);
+      int running = 0;
+      curl_multi_socket_action(multi, evs[i].data.fd, bits, &running);
+    }
+    if (n > 0) reap();
   }
 
   static int on_timer(CURLM*, long timeout_ms, void* userp) {
     auto* self = static_cast<Impl*>(userp);
     if (timeout_ms < 0) {
-      self->timer.cancel();
+      // Nothing due: cancelled rather than left to expire, so an idle client holds no wait.
+      self->timer_due = asio::steady_timer::time_point::max();
+      if (self->timer_waiting) {
+        self->timer_waiting = false;
+        self->timer.cancel();
+      }
       return 0;
     }
+    self->timer_due = asio::steady_timer::clock_type::now() + std::chrono::milliseconds(timeout_ms);
+    if (self->timer_waiting && self->timer.expiry() <= self->timer_due) return 0;
     // Never call back into curl from inside its own callback: a zero timeout is a posted wait.
-    self->timer.expires_after(std::chrono::milliseconds(timeout_ms));
-    self->timer.async_wait([w = self->weak_from_this()](auto ec) {
+    self->arm_timer();
+    return 0;
+  }
+
+  void arm_timer() {
+    timer_waiting = true;
+    timer.expires_at(timer_due);  // cancels an earlier wait, whose handler then does nothing
+    timer.async_wait([w = weak_from_this()](boost::system::error_code ec) {
       auto me = w.lock();
       if (!me || ec) return;
+      me->timer_waiting = false;
+      if (me->timer_due == asio::steady_timer::time_point::max()) return;
+      if (asio::steady_timer::clock_type::now() < me->timer_due) {
+        me->arm_timer();
+        return;
+      }
+      me->timer_due = asio::steady_timer::time_point::max();
       int running = 0;
       curl_multi_socket_action(me->multi, CURL_SOCKET_TIMEOUT, 0, &running);
       me->reap();
     });
-    return 0;
   }
 
   void reap() {
@@ -281,10 +319,8 @@ HttpClient::~HttpClient() {
     t->done.cancel();
   }
   impl_->transfers.clear();
-  for (auto& [fd, s] : impl_->socks)
-    s->removed = true;
-  impl_->socks.clear();
   impl_->timer.cancel();
+  impl_->stop_waiting();
 }
 
 asio::awaitable<HttpResponse> HttpClient::perform(HttpRequest request, DataSink sink) {

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 
 namespace kd::agents {
@@ -46,13 +47,24 @@ std::optional<std::chrono::milliseconds> retry_after(const std::map<std::string,
   return std::nullopt;
 }
 
+namespace {
+
+// Seeds the retry jitter. Opening a random_device costs more than a whole streamed event, and
+// a thousand sessions each make a client: one device per thread serves them all.
+std::uint64_t jitter_seed() {
+  thread_local std::random_device device;
+  return (std::uint64_t{device()} << 32) | device();
+}
+
+}  // namespace
+
 LlmClient::LlmClient(HttpClient& http, Endpoint endpoint, RetryPolicy retry, Timeouts timeouts)
     : http_(http),
       endpoint_(std::move(endpoint)),
       retry_(retry),
       timeouts_(timeouts),
       provider_(endpoint_.wire == "openai" ? make_openai_provider() : make_anthropic_provider()),
-      rng_(std::random_device{}()) {
+      rng_(jitter_seed()) {
   while (!endpoint_.base_url.empty() && endpoint_.base_url.back() == '/')
     endpoint_.base_url.pop_back();
   // An OpenAI-compatible base URL given with its /v1 suffix still gets one /v1.

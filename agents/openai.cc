@@ -75,32 +75,37 @@ class OpenAIStream : public StreamAssembler {
       fail("error_event", type, e.is_object() ? str_field(e, "message") : e.dump());
       return;
     }
-    if (turn_.request_id.empty()) turn_.request_id = str_field(d, "id");
-    if (d.contains("usage")) read_usage(d["usage"], turn_.usage);
-    if (!d.contains("choices") || !d["choices"].is_array()) return;
-    for (const json& ch : d["choices"]) {
-      if (ch.value("index", 0) != 0) continue;  // n=1 is what we ask for
-      std::string fr = str_field(ch, "finish_reason");
+    if (turn_.request_id.empty()) turn_.request_id = string_member(d, "id");
+    if (const json* u = member(d, "usage")) read_usage(*u, turn_.usage);
+    const json* choices = member(d, "choices");
+    if (!choices || !choices->is_array()) return;
+    for (const json& ch : *choices) {
+      if (const json* i = member(ch, "index"); i && !(i->is_number() && *i == 0)) {
+        continue;  // n=1 is what we ask for
+      }
+      std::string_view fr = string_member(ch, "finish_reason");
       if (!fr.empty()) turn_.stop_reason = fr;
-      if (!ch.contains("delta") || !ch["delta"].is_object()) continue;
-      const json& delta = ch["delta"];
-      std::string piece = str_field(delta, "content");
+      const json* delta = object_member(ch, "delta");
+      if (!delta) continue;
+      std::string_view piece = string_member(*delta, "content");
       if (!piece.empty()) {
         turn_.text += piece;
         if (on_text) on_text(piece);
       }
-      if (delta.contains("tool_calls") && delta["tool_calls"].is_array()) {
-        for (const json& tc : delta["tool_calls"]) {
-          if (!tc.contains("index") || !tc["index"].is_number_integer()) {
-            fail("protocol", "", "tool_calls fragment without an integer index");
-            return;
-          }
-          Pending& p = calls_[tc["index"].get<long>()];
-          if (p.id.empty()) p.id = str_field(tc, "id");
-          const json& fn = tc.value("function", json::object());
-          if (p.name.empty()) p.name = str_field(fn, "name");
-          p.args += str_field(fn, "arguments");
+      const json* calls = member(*delta, "tool_calls");
+      if (!calls || !calls->is_array()) continue;
+      for (const json& tc : *calls) {
+        const json* index = member(tc, "index");
+        if (!index || !index->is_number_integer()) {
+          fail("protocol", "", "tool_calls fragment without an integer index");
+          return;
         }
+        Pending& p = calls_[index->get<long>()];
+        if (p.id.empty()) p.id = string_member(tc, "id");
+        const json* fn = object_member(tc, "function");
+        if (!fn) continue;
+        if (p.name.empty()) p.name = string_member(*fn, "name");
+        p.args += string_member(*fn, "arguments");
       }
     }
   }

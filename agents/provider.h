@@ -83,6 +83,12 @@ std::unique_ptr<Provider> make_openai_provider();
 // OpenAI, vLLM's flat form); a body that is not JSON yields its first 200 bytes as message.
 ErrorBody parse_error_body(std::string_view body);
 
+// Member lookups that copy nothing, for the per-event paths: nullptr (empty) when `j` is not an
+// object or the member is absent or not of the kind asked for.
+const nlohmann::json* member(const nlohmann::json& j, const char* key);
+const nlohmann::json* object_member(const nlohmann::json& j, const char* key);
+std::string_view string_member(const nlohmann::json& j, const char* key);
+
 // Parses tool arguments text into a ToolCall (input {} and input_is_json=false when the text is
 // not a JSON object). Empty text means {}.
 void set_tool_arguments(ToolCall& call, std::string raw);

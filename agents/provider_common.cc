@@ -21,6 +21,23 @@ ErrorBody parse_error_body(std::string_view body) {
   return out;
 }
 
+const nlohmann::json* member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+const nlohmann::json* object_member(const nlohmann::json& j, const char* key) {
+  const nlohmann::json* m = member(j, key);
+  return m && m->is_object() ? m : nullptr;
+}
+
+std::string_view string_member(const nlohmann::json& j, const char* key) {
+  const nlohmann::json* m = member(j, key);
+  return m && m->is_string() ? std::string_view(m->get_ref<const std::string&>())
+                             : std::string_view();
+}
+
 void set_tool_arguments(ToolCall& call, std::string raw) {
   call.input_raw = std::move(raw);
   if (call.input_raw.empty()) {

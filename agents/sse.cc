@@ -20,9 +20,9 @@ void SseParser::feed(std::string_view bytes) {
     pending_cr_ = false;
     if (!bytes.empty() && bytes[0] == '\n') start = 1;
   }
-  for (size_t i = start; i < bytes.size(); ++i) {
+  for (size_t i = bytes.find_first_of("\r\n", start); i != std::string_view::npos;
+       i = bytes.find_first_of("\r\n", start)) {
     char c = bytes[i];
-    if (c != '\n' && c != '\r') continue;
     if (partial_.empty()) {
       line(bytes.substr(start, i - start));
     } else {
@@ -71,10 +71,11 @@ void SseParser::line(std::string_view l) {
     if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
   }
   if (field == "event") {
-    event_.assign(value);
+    ev_.name.assign(value);
+    has_event_ = !value.empty();
   } else if (field == "data") {
-    if (has_data_) data_ += '\n';
-    data_.append(value);
+    if (has_data_) ev_.data += '\n';
+    ev_.data.append(value);
     has_data_ = true;
   }
   // id and retry carry nothing a provider client needs; other fields are ignored by the spec.
@@ -82,11 +83,12 @@ void SseParser::line(std::string_view l) {
 
 void SseParser::dispatch() {
   if (has_data_) {
-    SseEvent ev{event_.empty() ? "message" : event_, std::move(data_)};
-    sink_(ev);
+    if (!has_event_) ev_.name.assign("message");
+    sink_(ev_);
   }
-  event_.clear();
-  data_.clear();
+  ev_.name.clear();
+  ev_.data.clear();
+  has_event_ = false;
   has_data_ = false;
 }
 

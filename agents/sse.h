@@ -32,8 +32,10 @@ class SseParser {
   std::string partial_;      // bytes of an unfinished line
   bool pending_cr_ = false;  // the last chunk ended in '\r'; a following '\n' belongs to it
   bool started_ = false;     // BOM check done
-  std::string event_;
-  std::string data_;
+  // The event being collected; handed to the sink by reference and then cleared, so its
+  // buffers keep their capacity from one event to the next.
+  SseEvent ev_;
+  bool has_event_ = false;
   bool has_data_ = false;
 };
 

@@ -254,7 +254,13 @@ void TranscriptWriter::open(int flags) {
 
 TranscriptWriter::~TranscriptWriter() {
   std::unique_lock l(queue_->mu);
-  queue_->cv.wait(l, [&] { return queue_->durable == queue_->queued || !queue_->error.empty(); });
+  // Once no disk thread holds the queue, the file (and its lock) closes here, not whenever a
+  // disk thread drops its reference: a resume right after this writer must get the lock.
+  queue_->cv.wait(l, [&] {
+    return !queue_->scheduled && (queue_->durable == queue_->queued || !queue_->error.empty());
+  });
+  if (queue_->fd >= 0) ::close(queue_->fd);
+  queue_->fd = -1;
 }
 
 void TranscriptWriter::flush() {

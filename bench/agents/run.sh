@@ -8,9 +8,15 @@ build=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 sessions=${SESSIONS:-1000}
 ulimit -n "$(ulimit -Hn)"
+# The fake model and the client run on different cores when there are two, so the model's CPU
+# does not show up as the client's queueing delay. PIN=0 turns this off.
+server_cpu=() client_cpu=()
+if [[ ${PIN:-1} != 0 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
+  server_cpu=(taskset -c 1) client_cpu=(taskset -c 0)
+fi
 out=$(mktemp)
 transcripts=$(mktemp -d "$build/bench-transcripts.XXXXXX")
-"$build"/dispatcher/kdispatch fake-llm --script "$here/stream_script.json" >"$out" &
+"${server_cpu[@]}" "$build"/dispatcher/kdispatch fake-llm --script "$here/stream_script.json" >"$out" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$out" "$transcripts"' EXIT
 for _ in $(seq 50); do
@@ -19,6 +25,7 @@ for _ in $(seq 50); do
 done
 url=$(awk '/listening/ {print $2}' "$out")
 for wire in anthropic openai; do
-  "$build"/bench/agents/bench_agents_streams "$url" "$sessions" "$wire"
-  "$build"/bench/agents/bench_agents_streams "$url" "$sessions" "$wire" "$transcripts/$wire"
+  "${client_cpu[@]}" "$build"/bench/agents/bench_agents_streams "$url" "$sessions" "$wire"
+  "${client_cpu[@]}" "$build"/bench/agents/bench_agents_streams "$url" "$sessions" "$wire" \
+    "$transcripts/$wire"
 done

@@ -284,6 +284,42 @@ TEST(Client, ConnectionRefusedIsRetriedThenNamed) {
   }
 }
 
+// Many streams at once on one thread: every socket is served from the one epoll set, more of
+// them can be ready at a time than one batch takes, and each stream still assembles its own
+// text in order.
+TEST(Client, ThreeHundredConcurrentStreamsOnOneThread) {
+  FakeServer server(FakeScript::parse(
+      R"({"pace_ms":2,"turns":[{"text":["one ","two ","three ","four ","five ","six"]}]})", "s"));
+  for (const char* wire : {"anthropic", "openai"}) {
+    boost::asio::io_context io;
+    HttpClient http(io.get_executor());
+    constexpr int kStreams = 300;
+    std::vector<std::unique_ptr<LlmClient>> clients;
+    std::vector<std::string> texts(kStreams);
+    int pieces = 0;
+    CallHooks hooks;
+    hooks.on_text = [&](std::string_view) { ++pieces; };
+    for (int i = 0; i < kStreams; ++i) {
+      clients.push_back(std::make_unique<LlmClient>(
+          http, Endpoint{wire, server.base_url(), "", "m", 10, true}, RetryPolicy{}));
+      boost::asio::co_spawn(
+          io,
+          [&, i]() -> boost::asio::awaitable<void> {
+            Conversation conv;
+            conv.messages.push_back({Message::Kind::user, "stream " + std::to_string(i), {}, {}});
+            AssistantTurn t = co_await clients[static_cast<size_t>(i)]->complete(
+                conv, {}, hooks, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+            texts[static_cast<size_t>(i)] = t.text;
+          },
+          boost::asio::detached);
+    }
+    io.run();
+    for (int i = 0; i < kStreams; ++i)
+      ASSERT_EQ(texts[static_cast<size_t>(i)], "one two three four five six") << wire << " " << i;
+    EXPECT_EQ(pieces, kStreams * 6) << wire;
+  }
+}
+
 TEST(Client, BackoffGrowsAndIsCapped) {
   RetryPolicy p;
   EXPECT_EQ(backoff_delay(p, 0, 0.0).count(), 500);

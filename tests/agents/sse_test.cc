@@ -174,6 +174,47 @@ AssistantTurn assemble(const Provider& p, const std::string& stream, size_t spli
   return a->take();
 }
 
+// Thinking, signature and text fields grow from what content_block_start gave them, delta by
+// delta, into the echoed blocks; the turn's text is the text block's whole text.
+TEST(RecordedStream, AnthropicBlockFieldsGrowFromTheirStartValues) {
+  const std::string stream =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n"
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+      "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n"
+      "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+      "\"thinking_delta\",\"thinking\":\"tile \"}}\n\n"
+      "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+      "\"thinking_delta\",\"thinking\":\"by 128\"}}\n\n"
+      "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+      "\"signature_delta\",\"signature\":\"c2ln\"}}\n\n"
+      "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+      "data: {\"type\":\"content_block_start\",\"index\":1,"
+      "\"content_block\":{\"type\":\"text\",\"text\":\"Plan: \"}}\n\n"
+      "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+      "\"text_delta\",\"text\":\"tile\"}}\n\n"
+      "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+      "\"text_delta\",\"text\":\" it.\"}}\n\n"
+      "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+      "data: {\"type\":\"message_stop\"}\n\n";
+  auto p = make_anthropic_provider();
+  std::vector<std::string> pieces;
+  auto a = p->stream_assembler();
+  a->on_text = [&](std::string_view s) { pieces.emplace_back(s); };
+  SseParser parser([&](const SseEvent& e) { a->on_event(e); });
+  parser.feed(stream);
+  parser.finish();
+  ASSERT_FALSE(a->failure()) << a->failure()->message;
+  ASSERT_TRUE(a->done());
+  AssistantTurn t = a->take();
+  EXPECT_EQ(t.text, "Plan: tile it.");
+  EXPECT_EQ(pieces, (std::vector<std::string>{"tile", " it."}));
+  ASSERT_EQ(t.echo.size(), 2u);
+  EXPECT_EQ(
+      t.echo[0],
+      nlohmann::json({{"type", "thinking"}, {"thinking", "tile by 128"}, {"signature", "c2ln"}}));
+  EXPECT_EQ(t.echo[1], nlohmann::json({{"type", "text"}, {"text", "Plan: tile it."}}));
+}
+
 TEST(RecordedStream, AnthropicReplayedSplitAtEveryByte) {
   auto p = make_anthropic_provider();
   for (size_t split = 0; split <= kAnthropicStream.size(); ++split) {
