@@ -97,7 +97,10 @@ Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err
     if (fd >= 0) set_nonblock(fd);
   }
   if (in >= 0 && stdin_data.empty()) close_fd(in);
-  while (reply >= 0 || out >= 0 || err >= 0) {
+  // The exchange ends at its last frame (the command's or pid 1's status, a file result) once
+  // the command's streams are closed; pid 1 may still be reaping the command's init.
+  bool final_frame = false;
+  while ((reply >= 0 && !final_frame) || out >= 0 || err >= 0) {
     pollfd pfd[4] = {{reply, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0}, {in, POLLOUT, 0}};
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
@@ -109,8 +112,16 @@ Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err
     if (::poll(pfd, 4, int(std::min<long>(left, 1000))) < 0 && errno != EINTR) {
       throw_sys("box: poll", "command streams", errno);
     }
-    if (pfd[0].revents && !drain(reply, reply_buf, uint64_t(1) << 34, reply_truncated))
-      close_fd(reply);
+    if (pfd[0].revents) {
+      if (!drain(reply, reply_buf, uint64_t(1) << 34, reply_truncated)) close_fd(reply);
+      wire::Frame type;
+      std::string payload;
+      while (wire::next_frame(reply_buf, type, payload)) {
+        final_frame = final_frame || type == wire::Frame::CommandStatus ||
+                      type == wire::Frame::Status || type == wire::Frame::FileResult;
+        ex.frames.emplace_back(type, std::move(payload));
+      }
+    }
     if (pfd[1].revents && !drain(out, ex.out, cap, ex.out_truncated)) close_fd(out);
     if (pfd[2].revents && !drain(err, ex.err, cap, ex.err_truncated)) close_fd(err);
     if (in >= 0 && pfd[3].revents) {
@@ -120,10 +131,7 @@ Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err
     }
   }
   close_fd(in);
-  wire::Frame type;
-  std::string payload;
-  while (wire::next_frame(reply_buf, type, payload))
-    ex.frames.emplace_back(type, payload);
+  close_fd(reply);
   return ex;
 }
 
@@ -385,7 +393,9 @@ RunResult Box::run(const RunRequest& req, bool own_pid_namespace) {
       have_status = true;
     }
   }
-  if (!have_status) throw Error("box: the box's pid 1 died before reporting the command's status");
+  if (!have_status && !have_command_status) {
+    throw Error("box: the box's pid 1 died before reporting the command's status");
+  }
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   if (r.timed_out) {

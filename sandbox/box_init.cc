@@ -212,6 +212,9 @@ void box_init_main(InitConfig& config, int control_fd) {
   // No parent-death signal: the parent is a thread of the dispatcher (CLONE_PARENT), which may
   // end while the dispatcher lives on. The end of the dispatcher closes the control socket,
   // and pid 1 exits on that end of stream.
+  // The dispatcher may have inherited ignored signals (SIGXCPU, SIGXFSZ) that survive exec and
+  // would disarm the rlimits: start clean once, so a command only undoes what is set here.
+  reset_all_signals();
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "common/errors.h"
 
@@ -43,8 +44,10 @@ void send_with_fds(int sock, const std::string& data, const std::vector<int>& fd
 }
 
 bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t max_fds) {
-  data.assign(kMaxMessage, '\0');
-  iovec iov{data.data(), data.size()};
+  // Not zero-filled: only the pages the message lands on are touched. A box's processes are
+  // forks of its pid 1, where zeroing the whole buffer copied every page of it per command.
+  std::unique_ptr<char[]> buf(new char[kMaxMessage]);
+  iovec iov{buf.get(), kMaxMessage};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -72,7 +75,7 @@ bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t ma
       ::close(fd);
     throw Error("box: recvmsg: message or descriptors truncated");
   }
-  data.resize(size_t(n));
+  data.assign(buf.get(), size_t(n));
   return true;
 }
 

@@ -59,12 +59,9 @@ void confine(const Confinement& c, bool use_chip) {
   cloexec_from_3();
 }
 
-// pid 1 blocks SIGCHLD and ignores SIGPIPE, and the dispatcher may have inherited ignored
-// signals (SIGXCPU, SIGXFSZ) that would survive exec and disarm the rlimits: start clean.
+// Undoes what pid 1 set for itself after reset_all_signals: SIGPIPE ignored, SIGCHLD blocked.
 void reset_signals() {
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-  }
+  ::signal(SIGPIPE, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -240,6 +237,15 @@ FileResult do_file_op(FileRequest::Op op, const std::string& path, uint64_t max_
 }
 
 }  // namespace
+
+void reset_all_signals() {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
 
 std::string encode_file_result(const FileResult& r) {
   wire::Writer w;
@@ -468,6 +474,11 @@ Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd
   for (int fd : {in, out, err})
     ::close(fd);
   const int status = supervise(command.pid, command.listener, reply_fd);
+  // What the command left behind is killed and reaped before its status goes out: the caller
+  // returns on CommandStatus without waiting for the box's pid 1 to reap this process.
+  ::kill(-1, SIGKILL);
+  while (::waitpid(-1, nullptr, __WALL) > 0 || errno == EINTR) {
+  }
   wire::Writer w;
   w.u64(uint64_t(status));
   ::_exit(wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes()) ? 0 : 1);

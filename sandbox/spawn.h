@@ -31,6 +31,10 @@ struct CommandSpec {
   bool use_chip = false;
 };
 
+// Every signal to its default action, none blocked. The box's pid 1 calls it once at its start;
+// the children it spawns then undo only what pid 1 sets for itself (SIGPIPE, SIGCHLD).
+void reset_all_signals();
+
 struct Spawned {
   pid_t pid = -1;     // -1 if no process
   int listener = -1;  // the command's seccomp listener, for the caller to supervise

@@ -78,6 +78,11 @@ int main(int argc, char** argv) {
       {"command in an open box (Box::run)", [&] { return box->run(req).exit_code; }, {}},
       {"bare fork/exec /bin/true", [&] { return run_argv({"/bin/true"}); }, {}},
   };
+  // ONLY=N times variant N alone (0-3), for profiling one path.
+  if (const char* only = std::getenv("ONLY")) {
+    Variant v = variants.at(size_t(std::atoi(only)));
+    variants = {v};
+  }
   for (int i = 0; i < rounds + 3; ++i) {
     for (auto& v : variants) {
       const auto t0 = Clock::now();
@@ -97,6 +102,7 @@ int main(int argc, char** argv) {
                 *std::min_element(v.ms.begin(), v.ms.end()),
                 *std::max_element(v.ms.begin(), v.ms.end()));
   }
+  if (variants.size() == 1) return 0;
   const double fresh = median(variants[0].ms), bw = median(variants[1].ms),
                inbox = median(variants[2].ms), bare = median(variants[3].ms);
   std::printf("fresh sandbox / bubblewrap: %.2fx (target <= 0.5x)\n", fresh / bw);
