@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ using Queue = TranscriptWriter::Queue;
 constexpr size_t kMinSecretLength = 8;
 // Syncs of different transcripts overlap; one file's records stay with one thread at a time.
 constexpr int kDiskThreads = 2;
+constexpr int kDiskNice = 10;
 
 void replace_all(std::string& s, const std::string& what) {
   for (size_t pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 10)) {
@@ -77,7 +79,14 @@ class DiskThreads {
  public:
   DiskThreads() {
     for (int i = 0; i < kDiskThreads; ++i)
-      threads_.emplace_back([this] { run(); });
+      threads_.emplace_back([this] {
+        // Durability is background work: the kernel time of writes and syncs must not take
+        // the CPU from the thread that streams the models' responses.
+        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kDiskNice) != 0) {
+          // Best effort: without it the records are as durable, only the streams may wait.
+        }
+        run();
+      });
   }
   ~DiskThreads() {
     {

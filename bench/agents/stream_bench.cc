@@ -1,7 +1,11 @@
 // N concurrent streaming sessions against a fake-llm server from one thread: added latency
 // per SSE event (server write -> text delta assembled by the client) and peak RSS.
 //
-//   bench_agents_streams BASE_URL [SESSIONS] [WIRE] [TRANSCRIPT_ROOT]
+//   bench_agents_streams BASE_URL [SESSIONS] [WIRE] [TRANSCRIPT_ROOT] [ROUNDS]
+//
+// Rounds run one after another in the same process (default 2): the first is a cold process
+// (heap growing page by page, first connections), the later ones a dispatcher that has been
+// running; each round's figures are printed on their own.
 //
 // Without TRANSCRIPT_ROOT each session is one LlmClient::complete call. With it, each is a
 // whole run_session writing its durable transcript under TRANSCRIPT_ROOT/<n>/ (header,
@@ -36,24 +40,25 @@ long long now_us() {
   return ts.tv_sec * 1'000'000LL + ts.tv_nsec / 1000;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s BASE_URL [SESSIONS] [anthropic|openai] [TRANSCRIPT_ROOT]\n",
-                 argv[0]);
-    return 64;
-  }
-  std::string base = argv[1];
-  int sessions = argc > 2 ? std::atoi(argv[2]) : 1000;
-  std::string wire = argc > 3 ? argv[3] : "anthropic";
-  std::string transcripts = argc > 4 ? argv[4] : "";
-
-  asio::io_context io(1);
-  HttpClient http(io.get_executor());
-  std::vector<long long> lat;
-  lat.reserve(static_cast<size_t>(sessions) * 64);
+struct Round {
+  std::vector<long long> lat;  // microseconds
   int ok = 0, failed = 0;
+  double wall_s = 0, cpu_s = 0;
+};
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
+// One round: `sessions` sessions started over one pacing interval, all streaming at once.
+Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
+                const std::string& wire, const std::string& base, int sessions,
+                const std::string& transcripts) {
+  Round round;
+  round.lat.reserve(static_cast<size_t>(sessions) * 64);
   std::vector<std::unique_ptr<LlmClient>> clients;
   for (int i = 0; i < sessions; ++i) {
     Timeouts t;
@@ -64,17 +69,17 @@ int main(int argc, char** argv) {
   CallHooks hooks;
   hooks.on_text = [&](std::string_view piece) {
     long long sent = std::atoll(std::string(piece).c_str());
-    if (sent > 0) lat.push_back(now_us() - sent);
+    if (sent > 0) round.lat.push_back(now_us() - sent);
   };
   // Full sessions: no tool calls in the script, so each ends after its one turn.
   struct NoTools : ToolHost {
     ToolOutcome call(const ToolCall&) override { return {"no tools in this benchmark", true}; }
   } no_tools;
-  asio::thread_pool pool(2);
   ModelHandle model;
   model.provider = wire;
   model.endpoint = Endpoint{wire, base, "", "fake-author", 256, true};
-  long long t0 = now_us();
+  const double cpu0 = cpu_seconds();
+  const long long t0 = now_us();
   for (int i = 0; i < sessions; ++i) {
     asio::co_spawn(
         io,
@@ -100,33 +105,62 @@ int main(int argc, char** argv) {
               SessionResult r = co_await run_session(cfg, no_tools, http, model, pool);
               if (r.end_reason != "ended_without_finish") throw std::runtime_error(r.end_reason);
             }
-            ++ok;
+            ++round.ok;
           } catch (const std::exception& e) {
-            if (failed++ < 3) std::fprintf(stderr, "session %d: %s\n", i, e.what());
+            if (round.failed++ < 3) std::fprintf(stderr, "session %d: %s\n", i, e.what());
           }
         },
         asio::detached);
   }
+  io.restart();
   io.run();
-  double wall = (now_us() - t0) / 1e6;
-  std::sort(lat.begin(), lat.end());
-  auto pct = [&](double p) {
-    return lat.empty()
-               ? 0.0
-               : lat[std::min(lat.size() - 1, static_cast<size_t>(p * lat.size()))] / 1000.0;
-  };
+  round.wall_s = (now_us() - t0) / 1e6;
+  round.cpu_s = cpu_seconds() - cpu0;
+  return round;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: %s BASE_URL [SESSIONS] [anthropic|openai] [TRANSCRIPT_ROOT] [ROUNDS]\n",
+                 argv[0]);
+    return 64;
+  }
+  std::string base = argv[1];
+  int sessions = argc > 2 ? std::atoi(argv[2]) : 1000;
+  std::string wire = argc > 3 ? argv[3] : "anthropic";
+  std::string transcripts = argc > 4 ? argv[4] : "";
+  int rounds = argc > 5 ? std::atoi(argv[5]) : 2;
+
+  asio::io_context io(1);
+  HttpClient http(io.get_executor());
+  asio::thread_pool pool(2);
+  int failed = 0;
+  for (int n = 1; n <= rounds; ++n) {
+    Round r = run_round(io, http, pool, wire, base, sessions,
+                        transcripts.empty() ? "" : transcripts + "/round" + std::to_string(n));
+    failed += r.failed;
+    std::sort(r.lat.begin(), r.lat.end());
+    auto pct = [&](double p) {
+      return r.lat.empty()
+                 ? 0.0
+                 : r.lat[std::min(r.lat.size() - 1, static_cast<size_t>(p * r.lat.size()))] /
+                       1000.0;
+    };
+    std::printf("wire=%s mode=%s round=%d (%s) sessions=%d ok=%d failed=%d events=%zu wall=%.2fs\n",
+                wire.c_str(), transcripts.empty() ? "client" : "session+transcript", n,
+                n == 1 ? "cold: a fresh process" : "warm: the same process again", sessions, r.ok,
+                r.failed, r.lat.size(), r.wall_s);
+    std::printf("  added latency per SSE event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n", pct(0.50),
+                pct(0.99), pct(1.0));
+    std::printf("  client CPU: %.2f s (%.1f us per event, HTTP setup included)\n", r.cpu_s,
+                r.lat.empty() ? 0.0 : r.cpu_s * 1e6 / static_cast<double>(r.lat.size()));
+  }
+  pool.join();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  pool.join();
-  std::printf("wire=%s mode=%s sessions=%d ok=%d failed=%d events=%zu wall=%.2fs\n", wire.c_str(),
-              transcripts.empty() ? "client" : "session+transcript", sessions, ok, failed,
-              lat.size(), wall);
-  std::printf("added latency per SSE event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n", pct(0.50),
-              pct(0.99), pct(1.0));
-  double cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-                 ru.ru_stime.tv_usec / 1e6;
-  std::printf("client CPU: %.2f s (%.1f us per event, HTTP setup included)\n", cpu_s,
-              lat.empty() ? 0.0 : cpu_s * 1e6 / static_cast<double>(lat.size()));
-  std::printf("peak RSS: %.1f MB\n", ru.ru_maxrss / 1024.0);
+  std::printf("  peak RSS: %.1f MB\n", ru.ru_maxrss / 1024.0);
   return failed == 0 ? 0 : 1;
 }
