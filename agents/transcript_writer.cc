@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,10 +80,10 @@ class DiskThreads {
     for (int i = 0; i < kDiskThreads; ++i)
       threads_.emplace_back([this] {
         // Durability is background work: the kernel time of writes and syncs must not take
-        // the CPU from the thread that streams the models' responses.
-        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kDiskNice) != 0) {
-          // Best effort: without it the records are as durable, only the streams may wait.
-        }
+        // the CPU from the thread that streams the models' responses. On Linux nice() changes
+        // the calling thread only, relative to the process. Best effort: a failure leaves the
+        // records as durable, only the streams may wait.
+        [[maybe_unused]] const int niceness = ::nice(kDiskNice);
         run();
       });
   }
