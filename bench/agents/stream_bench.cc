@@ -5,7 +5,8 @@
 //
 // Rounds run one after another in the same process (default 2): the first is a cold process
 // (heap growing page by page, first connections), the later ones a dispatcher that has been
-// running; each round's figures are printed on their own.
+// running; each round's figures are printed on their own. START_SPREAD_MS (default 50) is the
+// interval over which the sessions of a round start.
 //
 // Without TRANSCRIPT_ROOT each session is one LlmClient::complete call. With it, each is a
 // whole run_session writing its durable transcript under TRANSCRIPT_ROOT/<n>/ (header,
@@ -53,10 +54,10 @@ double cpu_seconds() {
          ru.ru_stime.tv_usec / 1e6;
 }
 
-// One round: `sessions` sessions started over one pacing interval, all streaming at once.
+// One round: `sessions` sessions started one after another over `spread_us`, then streaming.
 Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
                 const std::string& wire, const std::string& base, int sessions,
-                const std::string& transcripts) {
+                const std::string& transcripts, long long spread_us) {
   Round round;
   round.lat.reserve(static_cast<size_t>(sessions) * 64);
   std::vector<std::unique_ptr<LlmClient>> clients;
@@ -84,8 +85,9 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
     asio::co_spawn(
         io,
         [&, i]() -> asio::awaitable<void> {
-          // Starts are spread over one pacing interval: real sessions do not stream in lockstep.
-          asio::steady_timer start(io, std::chrono::microseconds(50'000LL * i / sessions));
+          // Starts are spread (by default over one pacing interval): real sessions do not
+          // stream in lockstep.
+          asio::steady_timer start(io, std::chrono::microseconds(spread_us * i / sessions));
           co_await start.async_wait(asio::use_awaitable);
           try {
             if (transcripts.empty()) {
@@ -133,6 +135,9 @@ int main(int argc, char** argv) {
   std::string wire = argc > 3 ? argv[3] : "anthropic";
   std::string transcripts = argc > 4 ? argv[4] : "";
   int rounds = argc > 5 ? std::atoi(argv[5]) : 2;
+  // Sessions start one after another over this interval (default: one pacing interval).
+  const char* spread = std::getenv("START_SPREAD_MS");
+  const long long spread_ms = spread ? std::atoll(spread) : 50;
 
   asio::io_context io(1);
   HttpClient http(io.get_executor());
@@ -140,7 +145,8 @@ int main(int argc, char** argv) {
   int failed = 0;
   for (int n = 1; n <= rounds; ++n) {
     Round r = run_round(io, http, pool, wire, base, sessions,
-                        transcripts.empty() ? "" : transcripts + "/round" + std::to_string(n));
+                        transcripts.empty() ? "" : transcripts + "/round" + std::to_string(n),
+                        spread_ms * 1000);
     failed += r.failed;
     std::sort(r.lat.begin(), r.lat.end());
     auto pct = [&](double p) {
