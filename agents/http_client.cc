@@ -6,6 +6,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cctype>
 #include <cerrno>
+#include <deque>
 #include <mutex>
 
 #include "common/errors.h"
@@ -17,6 +18,9 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr size_t kMaxBody = 64u << 20;  // a whole response beyond this is not a provider reply
+// New transfers handed to curl per turn of the loop, after the streams already running have
+// been served (see HttpClient::Impl::admit).
+constexpr size_t kAdmitBatch = 8;
 
 void global_init() {
   static std::once_flag once;
@@ -94,6 +98,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   unsigned poll_gen = 0;                  // bumped when that wait is cancelled
   size_t watched = 0;                     // sockets in the set
   std::map<CURL*, std::shared_ptr<Transfer>> transfers;
+  std::deque<std::shared_ptr<Transfer>> waiting;  // not yet handed to curl
+  bool admit_posted = false;
 
   static int on_socket(CURL*, curl_socket_t fd, int what, void* userp, void* socketp) {
     auto* self = static_cast<Impl*>(userp);
@@ -154,6 +160,40 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       curl_multi_socket_action(multi, evs[i].data.fd, bits, &running);
     }
     if (n > 0) reap();
+  }
+
+  // Setting up a transfer (handle, connection, request) costs far more than one event of a
+  // running stream, so a burst of new sessions would hold up the streams already running.
+  // New transfers wait here and are handed to curl a batch at a time, each batch after the
+  // ready sockets have been served; a burst then delays its own first bytes, not other
+  // sessions' events.
+  void enqueue(std::shared_ptr<Transfer> t) {
+    waiting.push_back(std::move(t));
+    post_admit();
+  }
+
+  void post_admit() {
+    if (admit_posted) return;
+    admit_posted = true;
+    asio::post(ex, [self = shared_from_this()] { self->admit(); });
+  }
+
+  void admit() {
+    admit_posted = false;
+    if (waiting.empty()) return;  // the client shut down
+    if (watched > 0) drain();
+    for (size_t n = 0; n < kAdmitBatch && !waiting.empty();) {
+      std::shared_ptr<Transfer> t = std::move(waiting.front());
+      waiting.pop_front();
+      if (t->finished) continue;  // its deadline passed while it waited
+      ++n;
+      if (CURLMcode mc = curl_multi_add_handle(multi, t->easy); mc != CURLM_OK) {
+        t->resp.error_kind = "transport";
+        t->resp.error = "curl_multi_add_handle(" + t->req.url + "): " + curl_multi_strerror(mc);
+        finish(t);
+      }
+    }
+    if (!waiting.empty()) post_admit();
   }
 
   static int on_timer(CURLM*, long timeout_ms, void* userp) {
@@ -319,6 +359,7 @@ HttpClient::~HttpClient() {
     t->done.cancel();
   }
   impl_->transfers.clear();
+  impl_->waiting.clear();
   impl_->timer.cancel();
   impl_->stop_waiting();
 }
@@ -354,11 +395,7 @@ asio::awaitable<HttpResponse> HttpClient::perform(HttpRequest request, DataSink 
 
   impl_->transfers[e] = t;
   impl_->start_phase(t, t->req.connect_timeout + t->req.first_byte_timeout, "timeout_first_byte");
-  if (CURLMcode mc = curl_multi_add_handle(impl_->multi, e); mc != CURLM_OK) {
-    impl_->transfers.erase(e);
-    throw Error(std::string("curl_multi_add_handle(") + t->req.url +
-                "): " + curl_multi_strerror(mc));
-  }
+  impl_->enqueue(t);
   if (!t->finished) {
     boost::system::error_code ec;
     co_await t->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));

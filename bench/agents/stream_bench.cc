@@ -1,5 +1,7 @@
 // N concurrent streaming sessions against a fake-llm server from one thread: added latency
-// per SSE event (server write -> text delta assembled by the client) and peak RSS.
+// per SSE event (server write -> text delta assembled by the client), each session's wait for
+// its first event (session start -> first text delta, the server's own start-up included) and
+// peak RSS.
 //
 //   bench_agents_streams BASE_URL [SESSIONS] [WIRE] [TRANSCRIPT_ROOT] [ROUNDS]
 //
@@ -42,7 +44,8 @@ long long now_us() {
 }
 
 struct Round {
-  std::vector<long long> lat;  // microseconds
+  std::vector<long long> lat;          // microseconds
+  std::vector<long long> first_event;  // per session: start -> first text delta, microseconds
   int ok = 0, failed = 0;
   double wall_s = 0, cpu_s = 0;
 };
@@ -60,6 +63,7 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
                 const std::string& transcripts, long long spread_us) {
   Round round;
   round.lat.reserve(static_cast<size_t>(sessions) * 64);
+  round.first_event.reserve(static_cast<size_t>(sessions));
   std::vector<std::unique_ptr<LlmClient>> clients;
   for (int i = 0; i < sessions; ++i) {
     Timeouts t;
@@ -67,11 +71,6 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
     clients.push_back(std::make_unique<LlmClient>(
         http, Endpoint{wire, base, "", "fake-author", 256, true}, RetryPolicy{}, t));
   }
-  CallHooks hooks;
-  hooks.on_text = [&](std::string_view piece) {
-    long long sent = std::atoll(std::string(piece).c_str());
-    if (sent > 0) round.lat.push_back(now_us() - sent);
-  };
   // Full sessions: no tool calls in the script, so each ends after its one turn.
   struct NoTools : ToolHost {
     ToolOutcome call(const ToolCall&) override { return {"no tools in this benchmark", true}; }
@@ -89,6 +88,17 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
           // stream in lockstep.
           asio::steady_timer start(io, std::chrono::microseconds(spread_us * i / sessions));
           co_await start.async_wait(asio::use_awaitable);
+          const long long started = now_us();
+          bool first = true;
+          CallHooks hooks;
+          hooks.on_text = [&](std::string_view piece) {
+            long long sent = std::atoll(std::string(piece).c_str());
+            if (sent <= 0) return;
+            long long now = now_us();
+            round.lat.push_back(now - sent);
+            if (first) round.first_event.push_back(now - started);
+            first = false;
+          };
           try {
             if (transcripts.empty()) {
               Conversation c;
@@ -149,18 +159,19 @@ int main(int argc, char** argv) {
                         spread_ms * 1000);
     failed += r.failed;
     std::sort(r.lat.begin(), r.lat.end());
-    auto pct = [&](double p) {
-      return r.lat.empty()
-                 ? 0.0
-                 : r.lat[std::min(r.lat.size() - 1, static_cast<size_t>(p * r.lat.size()))] /
-                       1000.0;
+    std::sort(r.first_event.begin(), r.first_event.end());
+    auto pct = [](const std::vector<long long>& v, double p) {
+      return v.empty() ? 0.0
+                       : v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))] / 1000.0;
     };
     std::printf("wire=%s mode=%s round=%d (%s) sessions=%d ok=%d failed=%d events=%zu wall=%.2fs\n",
                 wire.c_str(), transcripts.empty() ? "client" : "session+transcript", n,
                 n == 1 ? "cold: a fresh process" : "warm: the same process again", sessions, r.ok,
                 r.failed, r.lat.size(), r.wall_s);
-    std::printf("  added latency per SSE event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n", pct(0.50),
-                pct(0.99), pct(1.0));
+    std::printf("  added latency per SSE event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n",
+                pct(r.lat, 0.50), pct(r.lat, 0.99), pct(r.lat, 1.0));
+    std::printf("  session start -> first event: p50=%.3f ms p99=%.3f ms max=%.3f ms\n",
+                pct(r.first_event, 0.50), pct(r.first_event, 0.99), pct(r.first_event, 1.0));
     std::printf("  client CPU: %.2f s (%.1f us per event, HTTP setup included)\n", r.cpu_s,
                 r.lat.empty() ? 0.0 : r.cpu_s * 1e6 / static_cast<double>(r.lat.size()));
   }

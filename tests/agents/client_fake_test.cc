@@ -2,6 +2,8 @@
 // parallel tool calls, noise, byte-split streams, and every injected fault.
 #include <gtest/gtest.h>
 
+#include <boost/asio/ip/tcp.hpp>
+
 #include "agents/fake_server.h"
 #include "agents/llm_client.h"
 #include "tests/agents/test_util.h"
@@ -317,6 +319,42 @@ TEST(Client, ThreeHundredConcurrentStreamsOnOneThread) {
     for (int i = 0; i < kStreams; ++i)
       ASSERT_EQ(texts[static_cast<size_t>(i)], "one two three four five six") << wire << " " << i;
     EXPECT_EQ(pieces, kStreams * 6) << wire;
+  }
+}
+
+// A burst of new transfers is handed to curl a batch at a time. A client shut down while
+// some are still waiting (and others connected to a server that never answers) ends every one
+// of them as aborted; none is left waiting for ever.
+TEST(Client, ShutDownWithABurstStillQueuedAbortsEveryTransfer) {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor silent(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/v1/messages";
+  auto http = std::make_unique<HttpClient>(io.get_executor());
+  constexpr size_t kTransfers = 50;
+  size_t started = 0;
+  std::vector<HttpResponse> got;
+  for (size_t i = 0; i < kTransfers; ++i) {
+    boost::asio::co_spawn(
+        io,
+        [&]() -> boost::asio::awaitable<void> {
+          ++started;
+          HttpRequest req;
+          req.url = url;
+          req.body = "{}";
+          got.push_back(co_await http->perform(std::move(req)));
+        },
+        boost::asio::detached);
+  }
+  while (started < kTransfers && io.poll_one() > 0) {
+  }
+  ASSERT_EQ(started, kTransfers);
+  http.reset();
+  io.run();
+  ASSERT_EQ(got.size(), kTransfers);
+  for (const HttpResponse& r : got) {
+    EXPECT_EQ(r.error_kind, "aborted") << r.error;
+    EXPECT_EQ(r.status, 0);
   }
 }
 
