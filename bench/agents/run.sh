@@ -9,9 +9,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 sessions=${SESSIONS:-1000}
 ulimit -n "$(ulimit -Hn)"
 # The fake model and the client run on different cores when there are two, so the model's CPU
-# does not show up as the client's queueing delay. PIN=0 turns this off. In the transcript mode
-# the client is left unpinned: its transcript threads would inherit the streaming thread's core
-# (kdispatch confined to one core), while only the streaming thread is meant to be one.
+# does not show up as the client's queueing delay. PIN=0 turns this off. The transcript mode
+# leaves the client unpinned: its transcript threads would inherit the streaming thread's core,
+# which measures kdispatch confined to one core, not one streaming thread.
 server_cpu=() client_cpu=()
 if [[ ${PIN:-1} != 0 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
   server_cpu=(taskset -c 1) client_cpu=(taskset -c 0)
