@@ -59,12 +59,16 @@ void confine(const Confinement& c, bool use_chip) {
   cloexec_from_3();
 }
 
-// Undoes what pid 1 set for itself after reset_all_signals: SIGPIPE ignored, SIGCHLD blocked.
-void reset_signals() {
-  ::signal(SIGPIPE, SIG_DFL);
+void unblock_all_signals() {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// Undoes what pid 1 set for itself after reset_all_signals: SIGPIPE ignored, SIGCHLD blocked.
+void reset_signals() {
+  ::signal(SIGPIPE, SIG_DFL);
+  unblock_all_signals();
 }
 
 [[noreturn]] void fail_setup(int reply_fd, const std::string& message) {
@@ -242,9 +246,7 @@ void reset_all_signals() {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
   }
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  unblock_all_signals();
 }
 
 std::string encode_file_result(const FileResult& r) {

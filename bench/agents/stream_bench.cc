@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -92,7 +93,8 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
           bool first = true;
           CallHooks hooks;
           hooks.on_text = [&](std::string_view piece) {
-            long long sent = std::atoll(std::string(piece).c_str());
+            long long sent = 0;
+            std::from_chars(piece.data(), piece.data() + piece.size(), sent);
             if (sent <= 0) return;
             long long now = now_us();
             round.lat.push_back(now - sent);
