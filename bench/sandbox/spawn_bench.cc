@@ -1,9 +1,11 @@
 // Sandbox spawn costs, side by side in one run (interleaved rounds, so machine noise hits every
-// variant alike): a fresh sandbox (exec_once) vs bubblewrap with equivalent isolation vs a bare
-// fork/exec, and a command inside an open box vs a bare fork/exec. Prints medians and ratios.
+// variant alike): a fresh sandbox (exec_once) vs bubblewrap with equivalent isolation vs the
+// kernel's floor for that isolation, and a command inside an open box vs a bare fork/exec.
+// Prints medians and ratios.
 //   bench_sandbox_spawn WORKTREE [ROUNDS [BALLAST_MB]]
 // (as root the worktree must belong to a non-root user). BALLAST_MB of touched heap make this
 // process as large as a dispatcher in a campaign, for what a fork of the caller would copy.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/sandbox/kernel_floor.h"
 #include "sandbox/box.h"
 
 namespace {
@@ -70,6 +73,15 @@ int main(int argc, char** argv) {
                                           "/tmp",       "--bind",        wt,
                                           wt,           "--unshare-all", "--die-with-parent",
                                           "--cap-drop", "ALL",           "true"};
+  // The floor's user, as the sandbox's: the caller, or as root the worktree's owner.
+  struct stat wt_st {};
+  if (stat(wt.c_str(), &wt_st) != 0) {
+    std::perror(wt.c_str());
+    return 1;
+  }
+  const bool root = geteuid() == 0;
+  const uid_t uid = root ? wt_st.st_uid : geteuid();
+  const gid_t gid = root ? wt_st.st_gid : getegid();
   std::vector<Variant> variants = {
       {"fresh sandbox (exec_once)",
        [&] { return kd::sandbox::exec_once(spec, req).exit_code; },
@@ -77,8 +89,9 @@ int main(int argc, char** argv) {
       {"bubblewrap (equivalent isolation)", [&] { return run_argv(bwrap); }, {}},
       {"command in an open box (Box::run)", [&] { return box->run(req).exit_code; }, {}},
       {"bare fork/exec /bin/true", [&] { return run_argv({"/bin/true"}); }, {}},
+      {"kernel floor (namespaces + tree)", [&] { return kernel_floor(wt, uid, gid); }, {}},
   };
-  // ONLY=N times variant N alone (0-3), for profiling one path.
+  // ONLY=N times variant N alone (0-4), for profiling one path.
   if (const char* only = std::getenv("ONLY")) {
     Variant v = variants.at(size_t(std::atoi(only)));
     variants = {v};
@@ -104,8 +117,11 @@ int main(int argc, char** argv) {
   }
   if (variants.size() == 1) return 0;
   const double fresh = median(variants[0].ms), bw = median(variants[1].ms),
-               inbox = median(variants[2].ms), bare = median(variants[3].ms);
+               inbox = median(variants[2].ms), bare = median(variants[3].ms),
+               floor = median(variants[4].ms);
   std::printf("fresh sandbox / bubblewrap: %.2fx (target <= 0.5x)\n", fresh / bw);
+  std::printf("kernel floor / bubblewrap: %.2fx; fresh sandbox - kernel floor: %.2f ms\n",
+              floor / bw, fresh - floor);
   std::printf("in-box command / bare fork+exec: %.2fx (target <= 1.5x)\n", inbox / bare);
   return 0;
 }
