@@ -1,4 +1,4 @@
-#include "kernel_floor.h"
+#include "bench/sandbox/kernel_floor.h"
 
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -38,8 +39,8 @@ bool write_file(const std::string& path, const std::string& text) {
   return ok;
 }
 
-void make_dir(const std::string& path, mode_t mode = 0755) {
-  if (mkdir(path.c_str(), mode) < 0 && errno != EEXIST) fail(path.c_str());
+void make_dir(const std::string& path) {
+  if (mkdir(path.c_str(), 0755) < 0 && errno != EEXIST) fail(path.c_str());
 }
 
 void tmpfs(const std::string& at, const char* options, unsigned long flags) {
@@ -72,7 +73,7 @@ void bind(const std::string& from, const std::string& at, bool read_only) {
     make_dir(root + dir);
     bind(dir, root + dir, true);
   }
-  for (const char* link : {"bin", "sbin", "lib", "lib32", "lib64"}) {
+  for (const char* link : {"bin", "sbin", "lib", "lib32", "lib64"}) {  // Debian's merged /usr
     check(symlink((std::string("usr/") + link).c_str(), (root + "/" + link).c_str()), link);
   }
   tmpfs(root + "/tmp", "size=1g,mode=1777", MS_NOSUID | MS_NODEV);
@@ -88,7 +89,7 @@ void bind(const std::string& from, const std::string& at, bool read_only) {
   make_dir(root + "/proc");
   check(mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr),
         "proc");
-  std::string at = root;
+  std::string at = root;  // the worktree at its own path inside, its parents made first
   for (size_t slash = 1; slash != std::string::npos; slash = worktree.find('/', slash + 1)) {
     at = root + worktree.substr(0, worktree.find('/', slash + 1));
     make_dir(at);
@@ -132,6 +133,7 @@ int kernel_floor(const std::string& worktree, uid_t uid, gid_t gid) {
                CLONE_NEWUTS | CLONE_NEWCGROUP;
   args.exit_signal = SIGCHLD;
   const long pid = syscall(SYS_clone3, &args, sizeof args);
+  if (pid < 0) std::perror("clone3");
   if (pid == 0) {
     close(go[1]);
     pid1(go[0], worktree);
@@ -144,13 +146,18 @@ int kernel_floor(const std::string& worktree, uid_t uid, gid_t gid) {
     const bool mapped = write_file(proc + "/setgroups", "deny") &&
                         write_file(proc + "/uid_map", "0 " + std::to_string(uid) + " 1") &&
                         write_file(proc + "/gid_map", "0 " + std::to_string(gid) + " 1");
-    if (!mapped) kill(pid_t(pid), SIGKILL);
-    if (write(go[1], "g", 1) == 1 || !mapped) {
-      int status = 0;
-      waitpid(pid_t(pid), &status, 0);
-      rc = !mapped ? 97 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (!mapped) {
+      std::perror(("id maps of " + proc).c_str());
+      kill(pid_t(pid), SIGKILL);
     }
+    const bool woken = mapped && write(go[1], "g", 1) == 1;
+    close(go[1]);  // unwoken, pid 1 reads the end of the pipe and fails
+    int status = 0;
+    waitpid(pid_t(pid), &status, 0);
+    if (woken) rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (!mapped) rc = 97;
+  } else {
+    close(go[1]);
   }
-  close(go[1]);
   return rc;
 }
