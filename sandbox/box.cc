@@ -137,6 +137,21 @@ Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err
 
 }  // namespace
 
+BoxUser box_user(const std::filesystem::path& worktree) {
+  BoxUser u{::geteuid(), ::getegid(), ::geteuid() == 0};
+  if (!u.as_root) return u;
+  struct stat st;
+  if (::stat(worktree.c_str(), &st) != 0) throw_sys("stat", worktree.string(), errno);
+  if (st.st_uid == 0) {
+    throw Error("user namespace: worktree " + quote(worktree.string()) +
+                " is owned by root; as root a box runs as the worktree's owner and never as "
+                "host root (chown it to an unprivileged user)");
+  }
+  u.uid = st.st_uid;
+  u.gid = st.st_gid == 0 ? st.st_uid : st.st_gid;
+  return u;
+}
+
 std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   std::unique_ptr<Box> box(new Box());
   box->profile_ = spec.profile;
@@ -177,22 +192,7 @@ std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   cfg.hostname = prof.hostname;
   cfg.limits = prof.limits;
 
-  // Who the box runs as: the caller, or as root the worktree's owner (never host root).
-  uid_t uid = ::geteuid();
-  gid_t gid = ::getegid();
-  const bool as_root = uid == 0;
-  if (as_root) {
-    struct stat st;
-    if (::stat(cfg.plan.worktree.c_str(), &st) != 0)
-      throw_sys("stat", cfg.plan.worktree.string(), errno);
-    if (st.st_uid == 0) {
-      throw Error("user namespace: worktree " + quote(cfg.plan.worktree.string()) +
-                  " is owned by root; as root a box runs as the worktree's owner and never as "
-                  "host root (chown it to an unprivileged user)");
-    }
-    uid = st.st_uid;
-    gid = st.st_gid == 0 ? st.st_uid : st.st_gid;
-  }
+  const BoxUser user = box_user(cfg.plan.worktree);
 
   if (prof.landlock != Need::Off) {
     int abi = landlock_abi();
@@ -222,9 +222,9 @@ std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   box->cgroup_ = Cgroup::create(prof.limits, prof.cgroup);
   cfg.nproc_backstop = !box->cgroup_;
 
-  cfg.uid = uid;
-  cfg.gid = gid;
-  cfg.as_root = as_root;
+  cfg.uid = user.uid;
+  cfg.gid = user.gid;
+  cfg.as_root = user.as_root;
 
   int ctl[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {

@@ -64,6 +64,16 @@ struct FileResult {
   std::vector<Denial> denials;
 };
 
+// Who a box on `worktree` runs as: the caller, or as root the worktree's owner and its group
+// (the owner's id when the group is root), never host root. Throws kd::Error, as root, for a
+// root-owned worktree or one that cannot be stat'ed.
+struct BoxUser {
+  uid_t uid;
+  gid_t gid;
+  bool as_root;  // the holder starts as root and drops to uid/gid itself
+};
+BoxUser box_user(const std::filesystem::path& worktree);
+
 class Box {
  public:
   // Builds every layer the profile asks for; throws kd::Error naming the layer that failed.

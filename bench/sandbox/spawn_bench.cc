@@ -5,7 +5,6 @@
 //   bench_sandbox_spawn WORKTREE [ROUNDS [BALLAST_MB]]
 // (as root the worktree must belong to a non-root user). BALLAST_MB of touched heap make this
 // process as large as a dispatcher in a campaign, for what a fork of the caller would copy.
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,15 +72,7 @@ int main(int argc, char** argv) {
                                           "/tmp",       "--bind",        wt,
                                           wt,           "--unshare-all", "--die-with-parent",
                                           "--cap-drop", "ALL",           "true"};
-  // The floor's user, as the sandbox's: the caller, or as root the worktree's owner.
-  struct stat wt_st {};
-  if (stat(wt.c_str(), &wt_st) != 0) {
-    std::perror(wt.c_str());
-    return 1;
-  }
-  const bool root = geteuid() == 0;
-  const uid_t uid = root ? wt_st.st_uid : geteuid();
-  const gid_t gid = !root ? getegid() : wt_st.st_gid == 0 ? wt_st.st_uid : wt_st.st_gid;
+  const kd::sandbox::BoxUser user = kd::sandbox::box_user(wt);  // the floor's too
   std::vector<Variant> variants = {
       {"fresh sandbox (exec_once)",
        [&] { return kd::sandbox::exec_once(spec, req).exit_code; },
@@ -89,7 +80,9 @@ int main(int argc, char** argv) {
       {"bubblewrap (equivalent isolation)", [&] { return run_argv(bwrap); }, {}},
       {"command in an open box (Box::run)", [&] { return box->run(req).exit_code; }, {}},
       {"bare fork/exec /bin/true", [&] { return run_argv({"/bin/true"}); }, {}},
-      {"kernel floor (namespaces + tree)", [&] { return kernel_floor(wt, uid, gid); }, {}},
+      {"kernel floor (namespaces + tree)",
+       [&] { return kernel_floor(wt, user.uid, user.gid); },
+       {}},
   };
   // ONLY=N times variant N alone (0-4), for profiling one path.
   if (const char* only = std::getenv("ONLY")) {
