@@ -268,9 +268,13 @@ class FileAudit {
     bool absolute = !e.path.empty() && e.path[0] == '/';
     if (policy_.enabled("write_outside_worktree") && absolute && !ctx_.worktree.empty() &&
         !path_within(e.path, resolve_path("", ctx_.worktree))) {
+      // A wiki kept under a scratch root (/tmp) is still the wiki: the allowed roots do not
+      // cover a write beside the worktree into its pages.
       bool allowed = false;
-      for (const auto& root : policy_.allowed_write_roots)
-        allowed = allowed || path_within(e.path, root);
+      if (ctx_.wiki.empty() || !path_within(e.path, ctx_.wiki)) {
+        for (const auto& root : policy_.allowed_write_roots)
+          allowed = allowed || path_within(e.path, root);
+      }
       if (!allowed && written_outside_.insert(e.path).second)
         add("write_outside_worktree",
             "write outside the worktree " + quote(ctx_.worktree) + ": " + quote(e.path) + " (" +

@@ -70,6 +70,7 @@ AuditContext context_from_wiki(const fs::path& wiki_in, const std::string& famil
   AuditContext ctx;
   fs::path worktree = wiki / "wiki/kernel_experiments" / family / "pallas/.repo";
   ctx.worktree = worktree.string();
+  ctx.wiki = wiki.string();
   ctx.references = {(worktree / b.reference).string()};
   const std::string home = "raw/code/" + b.home_repo + "/";
   for (const auto& g : b.no_peek) {

@@ -122,6 +122,22 @@ TEST(AuditRules, WriteOutsideWorktree) {
   EXPECT_EQ(audit_exit_status(r), 2);
 }
 
+TEST(AuditRules, AWikiUnderAScratchRootIsNotScratch) {
+  TempDir dir;
+  AuditContext ctx;
+  ctx.worktree = "/tmp/lab/wiki/fam/pallas/.repo";
+  ctx.wiki = "/tmp/lab/wiki";
+  const std::string cwd = ctx.worktree;
+  test::write_text(dir / "scratch.jsonl",
+                   test::claude_tool_line(cwd, "Bash", {{"command", "echo x > /tmp/notes.txt"}}));
+  EXPECT_EQ(count(audit(dir / "scratch.jsonl", ctx), "write_outside_worktree"), 0u);
+  test::write_text(dir / "page.jsonl",
+                   test::claude_tool_line(cwd, "Bash", {{"command", "echo x >> ../page.md"}}));
+  AuditReport r = audit(dir / "page.jsonl", ctx);
+  ASSERT_EQ(count(r, "write_outside_worktree"), 1u) << dump(r);
+  EXPECT_NE(r.findings[0].defect.find("/tmp/lab/wiki/fam/pallas/page.md"), std::string::npos);
+}
+
 TEST(AuditRules, WriteOutsideFlagWorktreeOverridesRecordedCwd) {
   TempDir dir;
   test::write_text(dir / "a.jsonl",
