@@ -244,12 +244,47 @@ void mount_mask(const fs::path& p) {
   }
 }
 
-enum class Kind { SystemRo, Tmpfs, Dev, Proc, Rw, Ro, Mask };
+enum class Kind { SystemRo, Tmpfs, Skeleton, Dev, Proc, Rw, Ro, Mask };
 struct Op {
   fs::path path;
   Kind kind;
   uint64_t size_mb = 0;
 };
+
+bool strictly_beneath(const fs::path& p, const fs::path& dir) {
+  const std::string d = dir.string(), s = p.string();
+  return s.size() > d.size() && s.compare(0, d.size(), d) == 0 && (d == "/" || s[d.size()] == '/');
+}
+
+// A bind nested more than one level inside a writable tmpfs (a worktree at /tmp/lab/wiki/wt)
+// would have writable parents there, where the root's are read-only: a write beside the
+// worktree would land in the private tmpfs and look like it reached the wiki. The parents get
+// a tmpfs of their own at the first level (/tmp/lab), made read-only once the binds are in.
+std::vector<Op> skeletons(const std::vector<Op>& ops) {
+  std::vector<Op> out;
+  for (const auto& op : ops) {
+    if (op.kind != Kind::Rw && op.kind != Kind::Ro) continue;
+    const Op* parent = nullptr;  // the deepest other mount above this bind
+    for (const auto& other : ops) {
+      if (strictly_beneath(op.path, other.path) &&
+          (!parent || other.path.string().size() > parent->path.string().size()))
+        parent = &other;
+    }
+    if (!parent || parent->kind != Kind::Tmpfs || op.path.parent_path() == parent->path) continue;
+    const fs::path first = parent->path / *op.path.lexically_relative(parent->path).begin();
+    auto same = [&](const Op& o) { return o.path == first; };
+    if (std::none_of(ops.begin(), ops.end(), same) && std::none_of(out.begin(), out.end(), same))
+      out.push_back({first, Kind::Skeleton});
+  }
+  return out;
+}
+
+void mount_skeleton(const fs::path& p) {
+  Fd t = ensure_target(p, true);
+  Fd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                   "parents " + p.string());
+  attach(m.get(), t.get(), "parents tmpfs -> " + p.string());
+}
 
 }  // namespace
 
@@ -325,6 +360,8 @@ void build_tree(MountPlan& plan) {
     ops.push_back({p, Kind::Ro});
   for (const auto& p : plan.mask)
     ops.push_back({p, Kind::Mask});
+  const std::vector<Op> parents = skeletons(ops);
+  ops.insert(ops.end(), parents.begin(), parents.end());
   // Parents before children: a path sorts before every path beneath it.
   std::stable_sort(ops.begin(), ops.end(),
                    [](const Op& a, const Op& b) { return a.path.string() < b.path.string(); });
@@ -335,6 +372,9 @@ void build_tree(MountPlan& plan) {
         break;
       case Kind::Tmpfs:
         mount_tmpfs(op.path, op.size_mb);
+        break;
+      case Kind::Skeleton:
+        mount_skeleton(op.path);
         break;
       case Kind::Dev:
         mount_dev(plan.dev);
@@ -350,6 +390,11 @@ void build_tree(MountPlan& plan) {
         mount_mask(op.path);
         break;
     }
+  }
+  for (const auto& op : parents) {
+    Fd t = must_open(kNew + op.path.string(), "parents tmpfs");
+    set_attr(t.get(), false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+             op.path.string() + " read-only");
   }
 }
 

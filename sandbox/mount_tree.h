@@ -1,7 +1,8 @@
 // Mount namespace: an explicit tree built on a private tmpfs, never a bind of the host's `/`.
 // Read-only system dirs; the worktree and extra writable dirs read-write (nodev, nosuid);
 // read-only binds over declared paths (the reference module, the worktree's .git); masked
-// no-peek paths (an empty, unreadable file or directory); private size-limited tmpfs; a fresh
+// no-peek paths (an empty, unreadable file or directory); private size-limited tmpfs (a bind
+// nested deep inside one gets read-only parents there, as under the root); a fresh
 // /proc with /proc/sys read-only; a minimal /dev. Every source and target is opened without
 // following symbolic links, so a link planted in the worktree cannot redirect a mount.
 #pragma once

@@ -41,8 +41,8 @@ bool running_as_root() {
 }
 
 // Where the planted worktrees live. Inside a box /tmp, /var/tmp, /run and /dev/shm are private
-// tmpfs mounts, so a worktree below one of them would have writable (if private) parents and
-// the "writes stay in the worktree" rows could not tell an escape from a tmpfs write: keep the
+// tmpfs mounts, so the host files planted beside a worktree below one of them would not be
+// visible inside at all, and the rows that try to change them would prove nothing: keep the
 // scratch root outside them, whichever folder the build tree sits in.
 std::string scratch_root() {
   std::string build = KD_TEST_SCRATCH;

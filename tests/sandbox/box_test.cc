@@ -280,6 +280,42 @@ TEST_F(BoxTest, SourcesUnderARootOnlyDirectoryAreBound) {
   EXPECT_NE(o.err.find("Permission denied"), std::string::npos) << o.err;
 }
 
+TEST_F(BoxTest, AWorktreeDeepInAPrivateTmpfsHasReadOnlyParents) {
+  // /tmp is a private tmpfs inside: a worktree under it gets its parents made there, and they
+  // must refuse writes as the root's do, not take them into the tmpfs.
+  std::string tmpl = "/tmp/kd-parents-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { fs::remove_all(dir); }
+  } cleanup{tmpl};
+  ASSERT_EQ(chmod(tmpl.c_str(), 0755), 0);
+  const std::string wt = tmpl + "/wiki/fam/wt";
+  fs::create_directories(wt);
+  if (kd::test::running_as_root()) {
+    ASSERT_EQ(chown(wt.c_str(), 65534, 65534), 0);
+  }
+  BoxSpec s = spec_;
+  s.worktree = wt;
+  s.ro = {};
+  s.mask = {};
+  auto box = Box::open(s);
+  EXPECT_EQ(sh(*box, "echo in > made && cat made").out, "in\n");
+  RunResult page = sh(*box, "echo verdict >> ../page.md");
+  EXPECT_NE(page.exit_code, 0);
+  EXPECT_NE(page.err.find("Read-only file system"), std::string::npos) << page.err;
+  RunResult beside = sh(*box, "mkdir " + tmpl + "/other");
+  EXPECT_NE(beside.exit_code, 0);
+  EXPECT_NE(beside.err.find("Read-only file system"), std::string::npos) << beside.err;
+  // The rest of /tmp is still the box's scratch.
+  EXPECT_EQ(sh(*box, "echo s > /tmp/scratch && cat /tmp/scratch").out, "s\n");
+  box.reset();
+  EXPECT_EQ(kd::read_file(wt + "/made"), "in\n");
+  EXPECT_FALSE(fs::exists(tmpl + "/wiki/fam/page.md"));
+  EXPECT_FALSE(fs::exists(tmpl + "/other"));
+  EXPECT_FALSE(fs::exists("/tmp/scratch"));
+}
+
 TEST_F(BoxTest, ChipDevicesAndEnvOnlyForChipCalls) {
   if (!kd::test::running_as_root()) GTEST_SKIP() << "stand-in device nodes need root to mknod";
   const std::string dev = host_->root() + "/accel0";
