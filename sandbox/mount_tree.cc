@@ -244,7 +244,7 @@ void mount_mask(const fs::path& p) {
   }
 }
 
-enum class Kind { SystemRo, Tmpfs, Skeleton, Dev, Proc, Rw, Ro, Mask };
+enum class Kind { SystemRo, Tmpfs, Parents, Dev, Proc, Rw, Ro, Mask };
 struct Op {
   fs::path path;
   Kind kind;
@@ -260,7 +260,7 @@ bool strictly_beneath(const fs::path& p, const fs::path& dir) {
 // would have writable parents there, where the root's are read-only: a write beside the
 // worktree would land in the private tmpfs and look like it reached the wiki. The parents get
 // a tmpfs of their own at the first level (/tmp/lab), made read-only once the binds are in.
-std::vector<Op> skeletons(const std::vector<Op>& ops) {
+std::vector<Op> parent_mounts(const std::vector<Op>& ops) {
   std::vector<Op> out;
   for (const auto& op : ops) {
     if (op.kind != Kind::Rw && op.kind != Kind::Ro) continue;
@@ -274,12 +274,12 @@ std::vector<Op> skeletons(const std::vector<Op>& ops) {
     const fs::path first = parent->path / *op.path.lexically_relative(parent->path).begin();
     auto same = [&](const Op& o) { return o.path == first; };
     if (std::none_of(ops.begin(), ops.end(), same) && std::none_of(out.begin(), out.end(), same))
-      out.push_back({first, Kind::Skeleton});
+      out.push_back({first, Kind::Parents});
   }
   return out;
 }
 
-void mount_skeleton(const fs::path& p) {
+void mount_parents(const fs::path& p) {
   Fd t = ensure_target(p, true);
   Fd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                    "parents " + p.string());
@@ -360,7 +360,7 @@ void build_tree(MountPlan& plan) {
     ops.push_back({p, Kind::Ro});
   for (const auto& p : plan.mask)
     ops.push_back({p, Kind::Mask});
-  const std::vector<Op> parents = skeletons(ops);
+  const std::vector<Op> parents = parent_mounts(ops);
   ops.insert(ops.end(), parents.begin(), parents.end());
   // Parents before children: a path sorts before every path beneath it.
   std::stable_sort(ops.begin(), ops.end(),
@@ -373,8 +373,8 @@ void build_tree(MountPlan& plan) {
       case Kind::Tmpfs:
         mount_tmpfs(op.path, op.size_mb);
         break;
-      case Kind::Skeleton:
-        mount_skeleton(op.path);
+      case Kind::Parents:
+        mount_parents(op.path);
         break;
       case Kind::Dev:
         mount_dev(plan.dev);
