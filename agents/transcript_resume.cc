@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 #include <set>
 
+#include "audit/context.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
@@ -18,17 +18,11 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Seconds since the epoch of a record's "YYYY-MM-DDTHH:MM:SS.mmmZ" stamp.
+// Seconds since the epoch of a record's stamp.
 double parse_ts(const std::string& ts) {
-  std::tm tm{};
-  int ms = 0;
-  if (std::sscanf(ts.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
-    throw Error("ts " + quote(ts) + " is not an RFC 3339 UTC time with milliseconds");
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(timegm(&tm)) + ms / 1000.0;
+  auto t = audit::parse_rfc3339(ts);
+  if (!t) throw Error("ts " + quote(ts) + " is not an RFC 3339 time");
+  return *t;
 }
 
 // Folds records, in chain order, into the conversation and the counters.

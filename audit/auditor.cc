@@ -348,7 +348,9 @@ class FileAudit {
       return;
     }
     if (commit_candidates_.emplace(parsed.candidate, e.line).second) {
-      if (auto t = parse_rfc3339(e.ts); t && (!first_commit_ || *t < first_commit_->first))
+      auto t = parse_rfc3339(e.ts);
+      if (!t && !untimed_commit_line_) untimed_commit_line_ = e.line;
+      if (t && (!first_commit_ || *t < first_commit_->first))
         first_commit_ = std::make_pair(*t, e.line);
     }
   }
@@ -484,12 +486,23 @@ class FileAudit {
       return;
     }
     auto stub = parse_rfc3339(ctx_.stub_committed);
-    if (!policy_.enabled("stub_order") || !stub || !first_commit_) return;
-    if (first_commit_->first <= *stub)
+    if (!stub) {
+      note_unchecked("stub_order",
+                     "stub commit time " + quote(ctx_.stub_committed) + " is not an RFC 3339 time");
+      return;
+    }
+    if (!policy_.enabled("stub_order")) return;
+    if (first_commit_ && first_commit_->first <= *stub) {
       add("stub_order",
           "the first candidate commit is not later than the stub commit (" + ctx_.stub_committed +
               ")",
           first_commit_->second);
+    } else if (untimed_commit_line_) {
+      // It may have been the first: the order cannot be shown to hold.
+      note_unchecked("stub_order", "the candidate commit at line " +
+                                       std::to_string(untimed_commit_line_) +
+                                       " has no RFC 3339 time");
+    }
   }
 
   fs::path file_;
@@ -500,6 +513,7 @@ class FileAudit {
   std::set<std::string> written_outside_;              // distinct paths, reported once each
   std::map<std::string, uint64_t> commit_candidates_;  // candN -> line of its first commit
   std::optional<std::pair<double, uint64_t>> first_commit_;
+  uint64_t untimed_commit_line_ = 0;  // the first candidate commit without a readable time
   std::string finish_ledger_, finish_payload_, page_ledger_;
   uint64_t finish_line_ = 0, page_ledger_line_ = 0;
   std::map<std::string, std::optional<ReceiptCheck>> receipts_;

@@ -1,6 +1,5 @@
 #include "audit/context.h"
 
-#include <cstdio>
 #include <ctime>
 
 namespace kd::audit {
@@ -12,39 +11,69 @@ bool path_within(std::string_view path, std::string_view dir) {
   return path.size() == dir.size() || path[dir.size()] == '/';
 }
 
+namespace {
+
+// The number in ts[pos, pos + n) when all n characters are digits.
+std::optional<int> digits(std::string_view ts, size_t pos, size_t n) {
+  if (pos + n > ts.size()) return std::nullopt;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (ts[i] < '0' || ts[i] > '9') return std::nullopt;
+    v = v * 10 + (ts[i] - '0');
+  }
+  return v;
+}
+
+bool at(std::string_view ts, size_t pos, std::string_view chars) {
+  return pos < ts.size() && chars.find(ts[pos]) != std::string_view::npos;
+}
+
+int days_in_month(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+}  // namespace
+
+// Strict: fixed-width digit fields in range, so a forged or mangled stamp is refused rather than
+// normalized into some other time.
 std::optional<double> parse_rfc3339(std::string_view ts) {
-  std::string s(ts);
-  int y, mo, d, h, mi, sec, n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) !=
-          6 ||
-      n == 0)
+  auto y = digits(ts, 0, 4), mo = digits(ts, 5, 2), d = digits(ts, 8, 2);
+  auto h = digits(ts, 11, 2), mi = digits(ts, 14, 2), sec = digits(ts, 17, 2);
+  if (!y || !mo || !d || !h || !mi || !sec || !at(ts, 4, "-") || !at(ts, 7, "-") ||
+      !at(ts, 10, "Tt ") || !at(ts, 13, ":") || !at(ts, 16, ":"))
     return std::nullopt;
+  if (*mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) || *h > 23 || *mi > 59 ||
+      *sec > 60)  // 60: a leap second
+    return std::nullopt;
+  size_t i = 19;
   double frac = 0;
-  size_t i = size_t(n);
-  if (i < s.size() && s[i] == '.') {
-    double scale = 0.1;
-    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10)
-      frac += (s[i] - '0') * scale;
+  if (at(ts, i, ".")) {
+    size_t first = ++i;
+    for (double scale = 0.1; at(ts, i, "0123456789"); ++i, scale /= 10)
+      frac += (ts[i] - '0') * scale;
+    if (i == first) return std::nullopt;
   }
   int offset = 0;
-  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+  if (at(ts, i, "Zz")) {
     ++i;
-  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-    int oh, om;
-    if (std::sscanf(s.c_str() + i + 1, "%2d:%2d", &oh, &om) != 2) return std::nullopt;
-    offset = (s[i] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+  } else if (at(ts, i, "+-")) {
+    auto oh = digits(ts, i + 1, 2), om = digits(ts, i + 4, 2);
+    if (!oh || !om || !at(ts, i + 3, ":") || *oh > 23 || *om > 59) return std::nullopt;
+    offset = (ts[i] == '+' ? 1 : -1) * (*oh * 3600 + *om * 60);
     i += 6;
   } else {
     return std::nullopt;
   }
-  if (i != s.size()) return std::nullopt;
+  if (i != ts.size()) return std::nullopt;
   std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = sec;
+  tm.tm_year = *y - 1900;
+  tm.tm_mon = *mo - 1;
+  tm.tm_mday = *d;
+  tm.tm_hour = *h;
+  tm.tm_min = *mi;
+  tm.tm_sec = *sec;
   return double(timegm(&tm)) + frac - offset;
 }
 

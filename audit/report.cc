@@ -32,7 +32,7 @@ std::string summary_line(const AuditReport& r) {
          " DRIFT, " + std::to_string(by[3]) + " HYGIENE" +
          (suppressed ? ", " + std::to_string(suppressed) + " more not listed" : "") + ")";
   if (!r.not_checked.empty()) {
-    s += "; not checked (no context):";
+    s += "; not checked:";
     bool first = true;
     for (const auto& [rule, why] : r.not_checked) {
       s += (first ? " " : ", ") + rule + " (" + why + ")";
