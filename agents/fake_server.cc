@@ -633,7 +633,7 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
         return whole(529, error_body(wire, default_error_type(wire, 529), "Overloaded"), {rid});
       }
       std::string text = whole_response(wire, t, r, turn, script.model);
-      if (fault && fault->kind == "malformed_json") text = text.substr(0, text.size() / 2);
+      if (fault && fault->kind == "malformed_json") text.resize(text.size() / 2);
       Plan p = whole(200, text, {rid});
       if (fault && fault->kind == "truncate") {
         // The head promises the whole body; only half is sent before the close.
