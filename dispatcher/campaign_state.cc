@@ -1,25 +1,10 @@
 #include "dispatcher/campaign_state.h"
 
 #include <cstdio>
-#include <ctime>
+
+#include "audit/context.h"
 
 namespace kd::dispatcher {
-namespace {
-
-// Seconds since the epoch of "YYYY-MM-DDTHH:MM:SS[.mmm]Z"; 0 when it does not parse.
-double parse_ts(const std::string& ts) {
-  std::tm tm{};
-  int ms = 0;
-  if (std::sscanf(ts.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) < 6) {
-    return 0;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(timegm(&tm)) + ms / 1000.0;
-}
-
-}  // namespace
 
 std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& records) {
   std::vector<ExperimentState> out;
@@ -60,8 +45,9 @@ std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& reco
 }
 
 std::string status_line(const ExperimentState& s, const std::string& now_ts) {
-  double start = parse_ts(s.first_ts);
-  double end = parse_ts(s.done() ? s.last_ts : now_ts);
+  // 0 for a stamp that does not parse: the elapsed time is then shown as 0.
+  double start = audit::parse_rfc3339(s.first_ts).value_or(0);
+  double end = audit::parse_rfc3339(s.done() ? s.last_ts : now_ts).value_or(0);
   double elapsed = start > 0 && end >= start ? end - start : 0;
   std::string phase = s.verdict.empty() ? s.phase : s.phase + " (" + s.verdict + ")";
   char buf[512];

@@ -372,11 +372,12 @@ TEST(AuditRules, StubOrderWithAnUnreadableCommitTimeIsNotPassed) {
   early.tool_call("commit", {{"message", "cand1(rms v001): a — b"}}, "2026-03-02T08:00:00Z");
   early.tool_call("commit", {{"message", "cand2(rms v001): c — d"}}, "yesterday");
   early.end();
-  EXPECT_EQ(count(audit(early.write(dir, "early.jsonl"), ctx), "stub_order"), 1u);
+  const std::string early_path = early.write(dir, "early.jsonl");
+  EXPECT_EQ(count(audit(early_path, ctx), "stub_order"), 1u);
 
   AuditContext bad_stub;
   bad_stub.stub_committed = "2026-03-02 9:00";
-  AuditReport b = audit(early.write(dir, "early2.jsonl"), bad_stub);
+  AuditReport b = audit(early_path, bad_stub);
   EXPECT_EQ(count(b, "stub_order"), 0u);
   EXPECT_EQ(b.not_checked.count("stub_order"), 1u);
 }

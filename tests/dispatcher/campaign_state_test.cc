@@ -40,5 +40,17 @@ TEST(CampaignState, FoldsEachExperimentsRecords) {
   EXPECT_NE(line.find("turns   2"), std::string::npos) << line;
 }
 
+TEST(CampaignState, ElapsedRunsFromTheFirstStampAndIsZeroForOneThatDoesNotParse) {
+  ExperimentState s;
+  s.experiment = "a/v001";
+  s.phase = "dispatched";
+  s.first_ts = "2026-03-02T10:00:00.500Z";
+  std::string line = status_line(s, "2026-03-02T10:01:40.900Z");
+  EXPECT_NE(line.find("elapsed    100s"), std::string::npos) << line;
+  s.first_ts = "2026-02-30T10:00:00.000Z";
+  line = status_line(s, "2026-03-02T10:01:40.900Z");
+  EXPECT_NE(line.find("elapsed      0s"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace kd::dispatcher
