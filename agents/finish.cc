@@ -4,7 +4,7 @@
 #include <regex>
 #include <set>
 
-#include "audit/contract.h"
+#include "contract/ledger.h"
 
 namespace kd::agents {
 namespace {
@@ -46,7 +46,7 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
   if (ctx.check) return ctx.check(in);
   std::vector<std::string> p;
   std::string ledger_text = in.value("ledger", "");
-  audit::Ledger ledger = audit::parse_ledger(ledger_text);
+  contract::Ledger ledger = contract::parse_ledger(ledger_text);
   for (const auto& prob : ledger.problems)
     p.push_back("ledger: " + prob);
 

@@ -1,12 +1,12 @@
 #include "agents/roles.h"
 
-#include "audit/contract.h"
+#include "contract/ledger.h"
 
 namespace kd::agents {
 
 std::string author_system_prompt(std::string_view brief, const std::vector<std::string>& plan_ids) {
   std::string columns;
-  for (const auto& c : audit::kLedgerColumns)
+  for (const auto& c : contract::kLedgerColumns)
     columns += " " + c + " |";
   std::string plan;
   for (const auto& id : plan_ids)

@@ -10,7 +10,8 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
-#include "common/transcript_chain.h"
+#include "common/time.h"
+#include "contract/transcript_chain.h"
 
 namespace kd::agents {
 namespace {
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 // Seconds since the epoch of a record's stamp.
 double parse_ts(const std::string& ts) {
-  auto t = audit::parse_rfc3339(ts);
+  auto t = parse_rfc3339(ts);
   if (!t) throw Error("ts " + quote(ts) + " is not an RFC 3339 time");
   return *t;
 }
@@ -169,7 +170,7 @@ class Rebuilder {
 
 ResumeState read_resume_state(const fs::path& dir) {
   ResumeState st;
-  st.tail.head = std::string(kZeroHash);
+  st.tail.head = std::string(contract::kZeroHash);
   fs::path path = dir / "transcript.jsonl";
   std::string where = quote(path.string());
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -177,7 +178,7 @@ ResumeState read_resume_state(const fs::path& dir) {
     if (errno == ENOENT) return st;
     throw_sys("open", where, errno);
   }
-  ChainVerifier verifier;
+  contract::ChainVerifier verifier;
   Rebuilder rebuild(dir, st);
   std::string carry;  // a line that spans reads, then the torn tail
   std::string buf(1 << 20, '\0');

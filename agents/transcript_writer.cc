@@ -17,7 +17,8 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
-#include "common/transcript_chain.h"
+#include "common/time.h"
+#include "contract/transcript_chain.h"
 
 extern char** environ;
 
@@ -172,26 +173,13 @@ DiskThreads& disk_threads() {
 
 }  // namespace
 
-std::string utc_now_rfc3339() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  long ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-  return buf;
-}
-
 TranscriptWriter::TranscriptWriter(std::filesystem::path dir, std::string session, std::string role,
                                    std::vector<std::string> secrets)
     : dir_(std::move(dir)),
       session_(std::move(session)),
       role_(std::move(role)),
       secrets_(std::move(secrets)),
-      head_(kZeroHash) {
+      head_(contract::kZeroHash) {
   collect_secrets();
   open(O_CREAT | O_EXCL);
 }
@@ -203,7 +191,7 @@ TranscriptWriter::TranscriptWriter(std::filesystem::path dir, std::string sessio
       role_(std::move(role)),
       secrets_(std::move(secrets)),
       seq_(tail.records),
-      head_(tail.records == 0 ? std::string(kZeroHash) : tail.head) {
+      head_(tail.records == 0 ? std::string(contract::kZeroHash) : tail.head) {
   collect_secrets();
   open(O_CREAT);
   const std::string& p = queue_->path;
@@ -313,15 +301,15 @@ std::string TranscriptWriter::append(const std::string& type, nlohmann::json dat
   store_large(data, "content");
   store_large(data, "body");
   // Tool output may hold invalid UTF-8; it is replaced (U+FFFD) rather than failing the record.
-  ChainRecord r{seq_,
-                head_,
-                utc_now_rfc3339(),
-                session_,
-                role_,
-                type,
-                data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  contract::ChainRecord r{seq_,
+                          head_,
+                          utc_now_rfc3339(),
+                          session_,
+                          role_,
+                          type,
+                          data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   std::string hash;
-  std::string line = seal_chain_line(r, &hash);
+  std::string line = contract::seal_chain_line(r, &hash);
   line += '\n';
   bool schedule = false;
   {

@@ -79,7 +79,4 @@ class TranscriptWriter {
   std::string head_;
 };
 
-// RFC 3339 UTC timestamp with milliseconds.
-std::string utc_now_rfc3339();
-
 }  // namespace kd::agents

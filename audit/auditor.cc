@@ -6,14 +6,15 @@
 #include <optional>
 #include <set>
 
-#include "audit/contract.h"
-#include "audit/receipt.h"
 #include "audit/repo_commits.h"
 #include "audit/shell_scan.h"
 #include "audit/text_rules.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/glob.h"
+#include "common/time.h"
+#include "contract/ledger.h"
+#include "contract/receipt.h"
 
 namespace kd::audit {
 namespace {
@@ -200,7 +201,7 @@ class FileAudit {
       add("supported_without_pass", what + " is supported without a receipt", line);
       return;
     }
-    const ReceiptCheck* r = receipt_check(receipt);
+    const contract::ReceiptCheck* r = receipt_check(receipt);
     if (!r) {
       add("supported_without_pass",
           what + " is supported but its receipt " + quote(receipt) + " does not resolve", line);
@@ -334,8 +335,8 @@ class FileAudit {
 
   void on_commit(const Event& e) {
     std::string subject = e.text.substr(0, e.text.find('\n'));
-    CommitSubject parsed;
-    bool ok = parse_commit_subject(e.text, &parsed);
+    contract::CommitSubject parsed;
+    bool ok = contract::parse_commit_subject(e.text, &parsed);
     if (!ok) {
       bool other = false;
       for (const auto& p : policy_.commit_other_prefixes)
@@ -355,7 +356,7 @@ class FileAudit {
     }
   }
 
-  const ReceiptCheck* receipt_check(const std::string& cited) {
+  const contract::ReceiptCheck* receipt_check(const std::string& cited) {
     auto it = receipts_.find(cited);
     if (it != receipts_.end()) return it->second ? &*it->second : nullptr;
     std::vector<fs::path> candidates;
@@ -368,11 +369,11 @@ class FileAudit {
       if (!ctx_.worktree.empty()) candidates.push_back(fs::path(ctx_.worktree) / p);
       candidates.push_back(file_.parent_path() / p);
     }
-    std::optional<ReceiptCheck> found;
+    std::optional<contract::ReceiptCheck> found;
     for (const auto& c : candidates) {
       std::error_code ec;
       if (fs::is_regular_file(c, ec)) {
-        found = validate_receipt(c);
+        found = contract::validate_receipt(c);
         break;
       }
     }
@@ -390,7 +391,7 @@ class FileAudit {
         note_unchecked(rule, "no candidate ledger in " + file_.filename().string());
       return;
     }
-    Ledger ledger = parse_ledger(text);
+    contract::Ledger ledger = contract::parse_ledger(text);
     if (policy_.enabled("loaded_line") && !ledger.has_loaded_line)
       add("loaded_line", "the candidate ledger does not start with the loaded: [...] attestation",
           line);
@@ -407,7 +408,7 @@ class FileAudit {
     for (const auto& row : ledger.rows) {
       rows.insert(row.candidate);
       if (policy_.enabled("receipt_invalid") && !empty_cell(row.receipt)) {
-        const ReceiptCheck* r = receipt_check(trim(row.receipt));
+        const contract::ReceiptCheck* r = receipt_check(trim(row.receipt));
         if (!r)
           add("receipt_invalid",
               row.candidate + " cites receipt " + quote(trim(row.receipt)) +
@@ -439,8 +440,8 @@ class FileAudit {
                   ", which is not on the candidate branch",
               line);
         else {
-          CommitSubject s;
-          if (!parse_commit_subject(c.subject, &s) || s.candidate != row.candidate)
+          contract::CommitSubject s;
+          if (!contract::parse_commit_subject(c.subject, &s) || s.candidate != row.candidate)
             add("ledger_vs_commits",
                 row.candidate + " cites commit " + quote(trim(row.sha)) + " whose subject is " +
                     quote(c.subject),
@@ -516,7 +517,7 @@ class FileAudit {
   uint64_t untimed_commit_line_ = 0;  // the first candidate commit without a readable time
   std::string finish_ledger_, finish_payload_, page_ledger_;
   uint64_t finish_line_ = 0, page_ledger_line_ = 0;
-  std::map<std::string, std::optional<ReceiptCheck>> receipts_;
+  std::map<std::string, std::optional<contract::ReceiptCheck>> receipts_;
 };
 
 bool is_transcript_name(const fs::path& p) {

@@ -27,7 +27,4 @@ struct AuditContext {
 // True when `path` is `dir` or lies under it (both absolute and normalized).
 bool path_within(std::string_view path, std::string_view dir);
 
-// Seconds since the epoch of an RFC 3339 timestamp ("2026-03-02T10:00:00.5Z", "+01:00" offsets).
-std::optional<double> parse_rfc3339(std::string_view ts);
-
 }  // namespace kd::audit

@@ -136,7 +136,7 @@ FileStats import_file(const std::filesystem::path& path, const ImportOptions& op
   FileStats stats;
   stats.path = path.string();
   LineReader reader(path);
-  ChainVerifier chain;
+  contract::ChainVerifier chain;
   ImportState st;
   st.sink = &sink;
   st.stats = &stats;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "audit/event.h"
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 
 namespace kd::audit {
 
@@ -37,7 +37,7 @@ struct FileStats {
   std::vector<std::uint64_t> malformed_lines;    // the first few, for the report
   std::map<std::string, std::uint64_t> unknown;  // record type -> count
   bool torn_last_line = false;
-  std::optional<ChainReport> chain;  // kdispatch transcripts when the chain was checked
+  std::optional<contract::ChainReport> chain;  // kdispatch transcripts when the chain was checked
 };
 
 struct ImportOptions {

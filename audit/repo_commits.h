@@ -1,7 +1,8 @@
-// Looks up ledger SHAs in the candidate branch's repository through libgit2 (read only: no hooks,
-// no config-driven commands run).
+// Looks up ledger SHAs in the candidate branch's repository (git/reader.h: read only, nothing
+// of the repository's configuration runs).
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace kd::audit {
@@ -24,7 +25,7 @@ class RepoCommits {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace kd::audit

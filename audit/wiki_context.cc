@@ -1,59 +1,14 @@
 #include "audit/wiki_context.h"
 
-#include <git2.h>
-
-#include <ctime>
-
 #include "briefs/experiment.h"
 #include "common/errors.h"
+#include "common/time.h"
+#include "contract/wiki_layout.h"
+#include "git/reader.h"
 
 namespace kd::audit {
-namespace {
 
 namespace fs = std::filesystem;
-
-std::string rfc3339(git_time_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// The committer time of the oldest first-parent commit from HEAD whose tree holds `rel`: when
-// the page was pre-registered.
-std::string introduced_at(const fs::path& repo_path, const std::string& rel) {
-  git_libgit2_init();
-  git_repository* repo = nullptr;
-  if (git_repository_open(&repo, repo_path.c_str()) != 0)
-    throw Error("git_repository_open(" + quote(repo_path.string()) + ") failed");
-  git_revwalk* walk = nullptr;
-  git_revwalk_new(&walk, repo);
-  git_revwalk_simplify_first_parent(walk);
-  git_revwalk_push_head(walk);
-  std::string when;
-  git_oid oid;
-  while (git_revwalk_next(&oid, walk) == 0) {
-    git_commit* c = nullptr;
-    if (git_commit_lookup(&c, repo, &oid) != 0) break;
-    git_tree* tree = nullptr;
-    git_tree_entry* entry = nullptr;
-    bool has =
-        git_commit_tree(&tree, c) == 0 && git_tree_entry_bypath(&entry, tree, rel.c_str()) == 0;
-    if (has) when = rfc3339(git_commit_time(c));
-    git_tree_entry_free(entry);
-    git_tree_free(tree);
-    git_commit_free(c);
-    if (!has) break;
-  }
-  git_revwalk_free(walk);
-  git_repository_free(repo);
-  git_libgit2_shutdown();
-  return when;
-}
-
-}  // namespace
 
 AuditContext context_from_wiki(const fs::path& wiki_in, const std::string& family,
                                const std::string& experiment) {
@@ -67,12 +22,13 @@ AuditContext context_from_wiki(const fs::path& wiki_in, const std::string& famil
   }
   const briefs::Binding& b = *exp.pages.binding;
   const briefs::Stub& s = *exp.pages.stub;
+  const contract::ExperimentId id{family, experiment};
   AuditContext ctx;
-  fs::path worktree = wiki / "wiki/kernel_experiments" / family / "pallas/.repo";
+  fs::path worktree = wiki / contract::worktree_dir(family);
   ctx.worktree = worktree.string();
   ctx.wiki = wiki.string();
   ctx.references = {(worktree / b.reference).string()};
-  const std::string home = "raw/code/" + b.home_repo + "/";
+  const std::string home = contract::home_repo_dir(b.home_repo) + "/";
   for (const auto& g : b.no_peek) {
     // Written from the wiki root: the shared checkout's path, and the same path in the worktree.
     ctx.no_peek.push_back((wiki / g).string());
@@ -81,9 +37,10 @@ AuditContext context_from_wiki(const fs::path& wiki_in, const std::string& famil
   for (const auto& item : s.plan)
     ctx.plan.push_back(item.id);
   ctx.bar = s.bar;
-  ctx.stub_committed = introduced_at(wiki, s.path);
-  ctx.repository = (wiki / "raw/code" / b.home_repo).string();
-  ctx.branch = "kernel/" + family + "-" + experiment;
+  // When the stub was pre-registered: the oldest commit of HEAD's unbroken line that holds it.
+  if (auto t = git::Reader(wiki).introduced_at(s.path)) ctx.stub_committed = format_rfc3339_s(*t);
+  ctx.repository = (wiki / contract::home_repo_dir(b.home_repo)).string();
+  ctx.branch = id.branch();
   ctx.receipt_dirs = {wiki.string()};
   return ctx;
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "contract/wiki_layout.h"
 
 namespace kd::briefs {
 namespace {
@@ -18,7 +19,7 @@ bool is_number(const std::string& s) {
 }  // namespace
 
 std::string binding_path(const std::string& family) {
-  return "wiki/kernel_experiments/" + family + "/pallas/program.md";
+  return contract::binding_page(family);
 }
 
 bool valid_parity_spec(const std::string& spec) {

@@ -6,6 +6,7 @@
 #include "briefs/wiki_repo.h"
 #include "common/errors.h"
 #include "common/sha256.h"
+#include "contract/wiki_layout.h"
 
 namespace kd::briefs {
 namespace {
@@ -42,7 +43,7 @@ std::string_view trimmed(std::string_view t) {
 void resolve_reference(const WikiRepo& repo, Brief& b, Problems& problems) {
   const Binding& bind = b.binding;
   if (bind.home_repo.empty() || bind.integration_branch.empty() || bind.reference.empty()) return;
-  b.home_repo = "raw/code/" + bind.home_repo;
+  b.home_repo = contract::home_repo_dir(bind.home_repo);
   std::filesystem::path home = repo.root() / b.home_repo;
   std::error_code ec;
   auto real = std::filesystem::weakly_canonical(home, ec);
@@ -54,7 +55,7 @@ void resolve_reference(const WikiRepo& repo, Brief& b, Problems& problems) {
     return;
   }
   try {
-    GitTree tree(home, "refs/heads/" + bind.integration_branch);
+    git::CommitTree tree(home, "refs/heads/" + bind.integration_branch);
     b.home_commit = tree.commit();
     auto e = tree.lookup(bind.reference);
     if (!e || !e->is_file) {
@@ -79,8 +80,8 @@ void resolve_reference(const WikiRepo& repo, Brief& b, Problems& problems) {
 void resolve_chip(const BriefRequest& req, Brief& b, Problems& problems) {
   if (b.binding.chip.empty()) return;
   try {
-    ChipInventory inv = load_chip_inventory_or_default(req.chips);
-    if (const Chip* c = inv.find(b.binding.chip)) {
+    contract::ChipInventory inv = contract::load_chip_inventory_or_default(req.chips);
+    if (const contract::Chip* c = inv.find(b.binding.chip)) {
       b.chip = *c;
       return;
     }
@@ -187,8 +188,8 @@ BriefOutcome build_brief(const BriefRequest& req) {
   b.family = req.family;
   b.experiment = req.experiment;
   b.wiki_commit = repo->commit();
-  b.branch = "kernel/" + req.family + "-" + req.experiment;
-  b.worktree = "wiki/kernel_experiments/" + req.family + "/pallas/.repo";
+  b.branch = contract::ExperimentId{req.family, req.experiment}.branch();
+  b.worktree = contract::worktree_dir(req.family);
   PageReader pages(*repo, problems, b.warnings);
   ExperimentPages ep = read_experiment(*repo, req.family, req.experiment, pages, problems);
   if (ep.binding) b.binding = std::move(*ep.binding);

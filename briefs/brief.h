@@ -11,7 +11,7 @@
 #include "briefs/binding.h"
 #include "briefs/problem.h"
 #include "briefs/stub.h"
-#include "common/chips.h"
+#include "contract/chips.h"
 
 namespace kd::briefs {
 
@@ -42,7 +42,7 @@ struct Brief {
   std::string home_repo;         // raw/code/<home_repo> (wiki-relative)
   std::string home_commit;       // integration_branch's commit in the home repo
   std::string reference_sha256;  // of the reference module's committed content
-  kd::Chip chip;
+  contract::Chip chip;
   std::vector<PastedPart> reading;           // the load mandate, in order
   std::vector<PastedPart> verifier_reading;  // BRIEFS sections for the verifier brief
   std::vector<std::string> warnings;

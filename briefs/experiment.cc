@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "common/errors.h"
+#include "contract/wiki_layout.h"
 
 namespace kd::briefs {
 namespace {
@@ -72,7 +73,7 @@ ExperimentPages read_experiment(const WikiRepo& repo, const std::string& family,
   if (auto page = reader.page(binding_path(family), "binding", "family binding"))
     out.binding = parse_binding(*page, family, problems);
 
-  const std::string dir = "wiki/kernel_experiments/" + family + "/pallas";
+  const std::string dir = contract::family_dir(family);
   std::vector<std::string> stubs = stub_candidates(repo, dir, experiment);
   if (stubs.empty()) {
     problems.push_back(

@@ -6,6 +6,7 @@
 #include "briefs/page.h"
 #include "common/errors.h"
 #include "common/files.h"
+#include "contract/wiki_layout.h"
 
 namespace kd::briefs {
 
@@ -13,7 +14,7 @@ namespace fs = std::filesystem;
 
 std::vector<QueuedExperiment> in_progress_experiments(const fs::path& wiki,
                                                       const std::vector<std::string>& families) {
-  const fs::path root = wiki / "wiki/kernel_experiments";
+  const fs::path root = wiki / contract::kExperimentsDir;
   std::vector<std::string> slugs = families;
   if (slugs.empty()) {
     std::error_code ec;

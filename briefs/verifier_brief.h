@@ -18,7 +18,7 @@ struct VerifierInputs {
   std::filesystem::path wiki;               // wiki root; the experiment page path is made from it
   std::filesystem::path reference;          // the reference module in the frozen snapshot
   std::filesystem::path candidate;          // the final candidate at its ship path in the snapshot
-  kd::Chip chip;                            // the verifier's own chip
+  contract::Chip chip;                      // the verifier's own chip
   std::filesystem::path artifact_dir;       // raw/profiles/<campaign_tag>/<slug>-vNNN/verifier
   std::string mode = "screen";              // screen | full
   std::optional<std::string> author_claim;  // context only, never the verifier's numbers
@@ -33,7 +33,7 @@ struct VerifierBrief {
   std::string reference_sha256;
   std::filesystem::path candidate;
   std::string parity_spec;
-  kd::Chip chip;
+  contract::Chip chip;
   std::filesystem::path artifact_dir;
   std::string mode;
   std::optional<std::string> author_claim;

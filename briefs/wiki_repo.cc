@@ -4,7 +4,6 @@
 #include <set>
 #include <system_error>
 
-#include "briefs/git_objects.h"
 #include "common/errors.h"
 #include "common/files.h"
 
@@ -29,69 +28,6 @@ bool under(const fs::path& p, const fs::path& root) {
 
 }  // namespace
 
-struct GitTree::Impl {
-  GitObjects objects;
-  std::string root;  // the commit's tree id
-  explicit Impl(const fs::path& repo) : objects(repo) {}
-
-  // The entry at `path`, or nullopt when a component is missing or passes through something
-  // other than a tree.
-  std::optional<GitTreeEntry> entry(const std::string& path) const {
-    if (path.empty()) return std::nullopt;
-    std::string tree = root;
-    size_t start = 0;
-    while (true) {
-      size_t slash = path.find('/', start);
-      std::string name = path.substr(start, slash == std::string::npos ? slash : slash - start);
-      std::optional<GitTreeEntry> e =
-          find_git_tree_entry(objects.read(tree, GitType::tree).data, name, "tree " + tree);
-      if (!e) return std::nullopt;
-      if (slash == std::string::npos) return e;
-      if (!e->is_tree()) return std::nullopt;
-      tree = e->id;
-      start = slash + 1;
-    }
-  }
-};
-
-GitTree::GitTree(const fs::path& repo, const std::string& revision) {
-  try {
-    impl_ = std::make_unique<Impl>(repo);
-    commit_ = impl_->objects.resolve_commit(revision);
-    const std::string& c = impl_->objects.read(commit_, GitType::commit).data;
-    if (c.rfind("tree ", 0) != 0 || c.size() < 46 || c[45] != '\n')
-      throw Error("commit " + commit_ + " has no tree line");
-    impl_->root = c.substr(5, 40);
-  } catch (const Error& e) {
-    throw Error("git(" + quote(repo.string()) + " at " + revision + "): " + e.what());
-  }
-}
-
-GitTree::~GitTree() = default;
-GitTree::GitTree(GitTree&&) noexcept = default;
-
-std::optional<GitTree::Entry> GitTree::lookup(const std::string& path) const {
-  std::optional<GitTreeEntry> entry = impl_->entry(path);
-  if (!entry) return std::nullopt;
-  Entry out;
-  if (!entry->is_blob()) return out;
-  out.is_file = true;
-  out.symlink = entry->is_link();
-  out.content = impl_->objects.read(entry->id, GitType::blob).data;
-  return out;
-}
-
-std::vector<std::string> GitTree::list(const std::string& path) const {
-  std::vector<std::string> names;
-  std::optional<GitTreeEntry> entry = impl_->entry(path);
-  if (!entry || !entry->is_tree()) return names;
-  for (auto& e :
-       parse_git_tree(impl_->objects.read(entry->id, GitType::tree).data, "tree " + entry->id))
-    if (e.is_blob()) names.push_back(std::move(e.name));
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 WikiRepo::WikiRepo(fs::path root) : root_(std::move(root)), tree_(root_, "HEAD") {
   std::error_code ec;
   canonical_root_ = fs::canonical(root_, ec);
@@ -115,7 +51,7 @@ WikiFile WikiRepo::read(const std::string& path) const {
       return f;
     }
   }
-  std::optional<GitTree::Entry> e = tree_.lookup(path);
+  std::optional<git::CommitTree::Entry> e = tree_.lookup(path);
   for (int hops = 0; e && e->symlink; ++hops) {
     std::optional<std::string> next = resolve_inside(f.resolved, e->content);
     if (!next || hops == 8) {

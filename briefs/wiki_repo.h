@@ -1,44 +1,14 @@
-// Committed content of git repositories through libgit2: the wiki at HEAD, the home repository
-// at the family's integration branch. Paths are looked up in the commit's tree one by one, never
-// by walking the repository, so the cost does not grow with the wiki's size.
+// The wiki as committed at HEAD (git/reader.h), with what its working tree says about each page.
 #pragma once
 
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "git/reader.h"
+
 namespace kd::briefs {
-
-// One commit's tree in one repository.
-class GitTree {
- public:
-  // Opens `repo` and resolves `revision` (e.g. "HEAD", "refs/heads/main") to a commit; throws
-  // kd::Error naming the repository and the revision.
-  GitTree(const std::filesystem::path& repo, const std::string& revision);
-  ~GitTree();
-  GitTree(GitTree&&) noexcept;
-  GitTree(const GitTree&) = delete;
-  GitTree& operator=(const GitTree&) = delete;
-
-  const std::string& commit() const { return commit_; }
-
-  struct Entry {
-    bool symlink = false;  // git mode 120000: `content` is the link target
-    bool is_file = false;  // a blob (regular, executable or link)
-    std::string content;
-  };
-  // The entry at `path` ('/'-separated, relative to the root), or nullopt when absent.
-  std::optional<Entry> lookup(const std::string& path) const;
-  // Names of the blobs directly inside directory `path`, sorted.
-  std::vector<std::string> list(const std::string& path) const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-  std::string commit_;
-};
 
 // A wiki page as committed, with what the working tree says about it.
 struct WikiFile {
@@ -69,7 +39,7 @@ class WikiRepo {
  private:
   std::filesystem::path root_;
   std::filesystem::path canonical_root_;
-  GitTree tree_;
+  git::CommitTree tree_;
 };
 
 }  // namespace kd::briefs

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "agents/roles.h"
+#include "agents/session_runner.h"
 #include "agents/tools.h"
 #include "briefs/brief.h"
 #include "briefs/load_mandate.h"
@@ -14,12 +15,14 @@
 #include "common/glob.h"
 #include "common/policy_path.h"
 #include "common/sha256.h"
+#include "contract/run_record.h"
+#include "contract/wiki_layout.h"
 #include "dispatcher/author_tools.h"
-#include "dispatcher/box_user.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/journal.h"
-#include "dispatcher/session_runner.h"
 #include "sandbox/box.h"
+#include "sandbox/box_user.h"
+#include "sandbox/env_scrub.h"
 #include "sandbox/profile.h"
 
 namespace kd::dispatcher {
@@ -80,10 +83,6 @@ std::string first_message(const briefs::Brief& b, const fs::path& wiki, const fs
 
 }  // namespace
 
-fs::path campaign_dir(const fs::path& run_root, const std::string& campaign_tag) {
-  return run_root / (campaign_tag.empty() ? "campaign" : campaign_tag);
-}
-
 AuthorReport run_author(const AuthorOptions& o) {
   AuthorReport report;
   briefs::BriefOutcome outcome =
@@ -95,23 +94,24 @@ AuthorReport run_author(const AuthorOptions& o) {
   }
   const briefs::Brief& brief = *outcome.brief;
   const briefs::Binding& bind = brief.binding;
-  kd::Chip chip = brief.chip;
+  contract::Chip chip = brief.chip;
   if (o.chip) {
-    auto inv = load_chip_inventory_or_default(o.chips);
-    const kd::Chip* c = inv.find(*o.chip);
+    auto inv = contract::load_chip_inventory_or_default(o.chips);
+    const contract::Chip* c = inv.find(*o.chip);
     if (!c) throw Error("chip " + *o.chip + " is not in the inventory " + inv.source.string());
     chip = *c;
   }
 
+  const contract::ExperimentId id{o.family, o.experiment};
   fs::path wiki = fs::absolute(o.wiki);
-  fs::path campaign = fs::absolute(campaign_dir(o.run_root, bind.campaign_tag));
-  report.run_dir = campaign / (o.family + "-" + o.experiment);
+  fs::path campaign = fs::absolute(contract::campaign_dir(o.run_root, bind.campaign_tag));
+  report.run_dir = campaign / id.run_name();
   fs::create_directories(report.run_dir / "author");
   write_file_atomic(report.run_dir / "brief.md", brief.markdown());
   write_file_atomic(report.run_dir / "brief.json", brief.json().dump(2) + "\n");
   JournalSet own_journals;
   Journal& journal = (o.journals ? o.journals : &own_journals)->at(campaign);
-  const std::string key = o.family + "/" + o.experiment;
+  const std::string key = id.key();
   std::optional<JournalRecord> dispatched;
   if (o.resume) {
     for (const auto& r : journal.records()) {
@@ -120,17 +120,17 @@ AuthorReport run_author(const AuthorOptions& o) {
     if (!dispatched) throw Error("nothing to resume: the journal has no dispatch of " + key);
   }
 
-  git::ExperimentRef ref{wiki / brief.home_repo, wiki / brief.worktree,   o.family,
-                         o.experiment,           bind.integration_branch, bind.campaign_tag};
+  git::WorktreeRequest ref{wiki / brief.home_repo, wiki / brief.worktree, o.family,
+                           bind.integration_branch,
+                           [&](int n) { return id.branch(bind.campaign_tag, n); }};
   git::WorktreeSetup wt = git::prepare_worktree(
       ref, dispatched ? std::optional(dispatched->data.value("branch", "")) : std::nullopt);
   if (dispatched) wt.base_commit = dispatched->data.value("base_commit", wt.base_commit);
   report.branch = wt.branch;
-  fs::path artifact_dir =
-      wiki / "raw/profiles" / bind.campaign_tag / (o.family + "-" + o.experiment) / "author";
+  fs::path artifact_dir = wiki / id.artifact_dir(bind.campaign_tag, contract::Role::Author);
   fs::create_directories(artifact_dir);
-  hand_to_box_user(wt.worktree);
-  hand_to_box_user(artifact_dir);
+  sandbox::hand_to_box_user(wt.worktree);
+  sandbox::hand_to_box_user(artifact_dir);
   if (!dispatched)
     journal.append(rec::kDispatched, key,
                    {{"branch", wt.branch},
@@ -165,7 +165,7 @@ AuthorReport run_author(const AuthorOptions& o) {
   tc.experiment = o.experiment;
   tc.supervisor = supervisor ? &*supervisor : nullptr;
   tc.env["KD_ARTIFACT_DIR"] = artifact_dir.string();
-  tc.env.merge(tool_env(o.tool_dirs));
+  tc.env.merge(sandbox::tool_env(o.tool_dirs));
   if (dispatched)
     tc.existing_commits = git::branch_commits(ref.home_repo, wt.branch, wt.base_commit);
   tc.on_commit = [&](const git::CommitInfo& c, const std::string& candidate) {
@@ -231,21 +231,21 @@ AuthorReport run_author(const AuthorOptions& o) {
 
   if (report.session.finish)
     write_file_atomic(report.run_dir / "author/finish.json", report.session.finish->dump(2) + "\n");
-  json run = {{"wiki", wiki.string()},
-              {"family", o.family},
-              {"experiment", o.experiment},
-              {"branch", wt.branch},
-              {"worktree", wt.worktree.string()},
-              {"gitdir", wt.gitdir.string()},
-              {"home_repo", (wiki / brief.home_repo).string()},
-              {"integration_branch", bind.integration_branch},
-              {"base_commit", wt.base_commit},
-              {"author_chip", chip.id},
-              {"chips", o.chips ? o.chips->string() : ""},
-              {"brief_sha256", brief.sha256()},
-              {"author_transcript_head", report.session.transcript_head},
-              {"end_reason", report.session.end_reason}};
-  write_file_atomic(report.run_dir / "run.json", run.dump(2) + "\n");
+  contract::RunRecord run{wiki,
+                          o.family,
+                          o.experiment,
+                          wt.branch,
+                          wt.worktree,
+                          wt.gitdir,
+                          wiki / brief.home_repo,
+                          bind.integration_branch,
+                          wt.base_commit,
+                          chip.id,
+                          o.chips ? o.chips->string() : "",
+                          brief.sha256(),
+                          report.session.transcript_head,
+                          report.session.end_reason};
+  run.save(report.run_dir);
   json final_sha = report.session.finish
                        ? report.session.finish->value("/final_candidate/sha"_json_pointer, "")
                        : "";

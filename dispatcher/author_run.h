@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "agents/session.h"
-#include "dispatcher/git_repo.h"
 #include "dispatcher/journal.h"
+#include "git/repo.h"
 
 namespace kd::dispatcher {
 
@@ -43,9 +43,5 @@ struct AuthorReport {
 
 // Throws kd::Error for environment failures (a layer of the box, git, the model's setup).
 AuthorReport run_author(const AuthorOptions& options);
-
-// The campaign directory for a wiki's family: <run-root>/<campaign_tag>.
-std::filesystem::path campaign_dir(const std::filesystem::path& run_root,
-                                   const std::string& campaign_tag);
 
 }  // namespace kd::dispatcher

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "audit/contract.h"
 #include "common/errors.h"
+#include "contract/ledger.h"
 #include "dispatcher/chip_lock.h"
 
 namespace kd::dispatcher {
@@ -183,8 +183,8 @@ ToolOutcome AuthorToolHost::git_diff(const json& in) {
 
 ToolOutcome AuthorToolHost::commit(const json& in) {
   std::string message = in["message"];
-  audit::CommitSubject subject;
-  if (!audit::parse_commit_subject(message, &subject)) {
+  contract::CommitSubject subject;
+  if (!contract::parse_commit_subject(message, &subject)) {
     return error(
         "the subject must match ^cand[0-9]+\\([a-z0-9-]+ v[0-9]{3}\\): .+ — .+ (note the em dash), "
         "e.g. cand1(" +
@@ -204,7 +204,7 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
   }
   // Every candidate commit carries the experiment footer, so the final one does too.
   std::string full = message;
-  if (!audit::has_exp_footer(full))
+  if (!contract::has_exp_footer(full))
     full += "\n\nexp: " + cfg_.family + " " + cfg_.experiment + "\n";
   {
     // A call replayed after a resume (its turn was re-asked): the commit exists already, and a

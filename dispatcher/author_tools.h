@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "agents/session.h"
-#include "common/chips.h"
-#include "dispatcher/git_repo.h"
+#include "contract/chips.h"
 #include "dispatcher/supervisor.h"
+#include "git/repo.h"
 #include "sandbox/box.h"
 
 namespace kd::dispatcher {
 
 struct AuthorToolConfig {
   sandbox::Box* box = nullptr;
-  kd::Chip chip;
+  contract::Chip chip;
   std::filesystem::path worktree;
   std::filesystem::path gitdir;
   std::string branch;

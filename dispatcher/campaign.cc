@@ -11,8 +11,9 @@
 #include <thread>
 
 #include "briefs/queue.h"
-#include "common/chips.h"
 #include "common/errors.h"
+#include "common/time.h"
+#include "contract/chips.h"
 #include "dispatcher/author_run.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/verify_run.h"
@@ -50,7 +51,7 @@ class Campaign {
 
     int parallel = o_.parallel;
     if (parallel <= 0)
-      parallel = static_cast<int>(load_chip_inventory_or_default(o_.chips).chips.size());
+      parallel = static_cast<int>(contract::load_chip_inventory_or_default(o_.chips).chips.size());
     std::counting_semaphore<> slots(std::max(parallel, 1));
     std::thread ticker([this] { tick(); });
     std::vector<std::thread> workers;
@@ -58,7 +59,7 @@ class Campaign {
       workers.emplace_back([&, items = items] {
         for (size_t i : items) {
           slots.acquire();
-          report_.experiments[i] = one(queue[i]);
+          report_.experiments[i] = run_experiment(queue[i]);
           slots.release();
         }
       });
@@ -96,23 +97,24 @@ class Campaign {
     return total;
   }
 
-  ExperimentOutcome one(const briefs::QueuedExperiment& q) {
-    ExperimentOutcome out;
+  ExperimentResult run_experiment(const briefs::QueuedExperiment& q) {
+    ExperimentResult out;
     out.experiment = q.family + "/" + q.experiment;
     if (!q.problem.empty()) {
-      out.verdict = "refused";
+      out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Refused);
       out.reasons = {q.problem};
       return out;
     }
     std::optional<ExperimentState> state = state_of(out.experiment);
     if (state && state->done()) {
-      out.verdict = state->verdict;
+      out.outcome = contract::parse_outcome(state->verdict)
+                        .value_or(contract::ExperimentOutcome::of(contract::OutcomeKind::Error));
       out.run_dir = state->run_dir;
       out.earlier = true;
       return out;
     }
     if (state && !o_.resume) {
-      out.verdict = "refused";
+      out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Refused);
       out.reasons = {"the journal holds unfinished work of this experiment (" + state->phase +
                      "); continue it with --resume"};
       return out;
@@ -121,7 +123,7 @@ class Campaign {
         state && (state->phase == rec::kFinished || state->phase == rec::kVerifyStarted ||
                   state->phase == rec::kReceiptValidated);
     if (!state && (stop_.load() || over_budget())) {
-      out.verdict = "not dispatched";
+      out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::NotDispatched);
       out.reasons = {stop_.load() ? "stop requested" : "campaign cost budget spent"};
       std::lock_guard lock(mu_);
       report_.stopped = true;
@@ -142,7 +144,7 @@ class Campaign {
         a.resume = state.has_value();
         AuthorReport r = run_author(a);
         if (r.refused) {
-          out.verdict = "refused";
+          out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Refused);
           out.reasons = {r.refusal};
           return out;
         }
@@ -160,10 +162,10 @@ class Campaign {
       v.journals = &journals_;
       v.busy_chips = author_chips();
       VerifyReport vr = run_verify(v);
-      out.verdict = vr.verdict;
+      out.outcome = contract::ExperimentOutcome::of(vr.verdict);
       out.reasons = vr.reasons;
     } catch (const Error& e) {
-      out.verdict = "error";
+      out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Error);
       out.reasons = {e.what()};
     }
     return out;
@@ -192,7 +194,7 @@ class Campaign {
     auto period = std::chrono::duration<double>(o_.status_interval_s);
     while (!cv_.wait_for(lock, period, [this] { return done_; })) {
       lock.unlock();
-      std::string now = utc_now();
+      std::string now = utc_now_rfc3339();
       for (Journal* j : journals_.all()) {
         for (const auto& s : fold_journal(j->records())) {
           if (!s.done()) emit(status_line(s, now));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agents/session.h"
+#include "contract/verdict.h"
 
 namespace kd::dispatcher {
 
@@ -34,17 +35,17 @@ struct CampaignOptions {
   std::function<void(const std::string&)> on_status;
 };
 
-struct ExperimentOutcome {
+struct ExperimentResult {
   std::string experiment;  // <slug>/vNNN
-  std::string verdict;     // supported | refuted | inconclusive | invalid | refused | error
+  contract::ExperimentOutcome outcome;
   std::vector<std::string> reasons;
   std::filesystem::path run_dir;
   bool earlier = false;  // the journal already held its verdict
 };
 
 struct CampaignReport {
-  std::vector<ExperimentOutcome> experiments;  // in queue order
-  bool stopped = false;                        // a stop request left work undispatched
+  std::vector<ExperimentResult> experiments;  // in queue order
+  bool stopped = false;                       // a stop request left work undispatched
   double wall_s = 0;
   double cpu_s = 0;  // this process's own user+system time
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "audit/context.h"
+#include "common/time.h"
 
 namespace kd::dispatcher {
 
@@ -46,8 +47,8 @@ std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& reco
 
 std::string status_line(const ExperimentState& s, const std::string& now_ts) {
   // 0 for a stamp that does not parse: the elapsed time is then shown as 0.
-  double start = audit::parse_rfc3339(s.first_ts).value_or(0);
-  double end = audit::parse_rfc3339(s.done() ? s.last_ts : now_ts).value_or(0);
+  double start = parse_rfc3339(s.first_ts).value_or(0);
+  double end = parse_rfc3339(s.done() ? s.last_ts : now_ts).value_or(0);
   double elapsed = start > 0 && end >= start ? end - start : 0;
   std::string phase = s.verdict.empty() ? s.phase : s.phase + " (" + s.verdict + ")";
   char buf[512];

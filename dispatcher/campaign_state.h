@@ -7,20 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "contract/journal_records.h"
 #include "dispatcher/journal.h"
 
 namespace kd::dispatcher {
 
-// Journal record types, in pipeline order.
-namespace rec {
-inline constexpr const char* kDispatched = "dispatched";   // branch, worktree, chip, run_dir, brief
-inline constexpr const char* kAuthorTurn = "author_turn";  // turn, tokens, cost
-inline constexpr const char* kCommitted = "committed";     // candidate, sha, message
-inline constexpr const char* kFinished = "finished";       // end_reason, final sha, head
-inline constexpr const char* kVerifyStarted = "verify_started";  // chip, snapshot sha
-inline constexpr const char* kReceiptValidated = "receipt_validated";
-inline constexpr const char* kVerdict = "verdict";  // verdict, reasons
-}  // namespace rec
+namespace rec = contract::journal;
 
 struct ExperimentState {
   std::string experiment;  // <slug>/vNNN

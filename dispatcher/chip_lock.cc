@@ -39,7 +39,7 @@ namespace {
 // and so keep, a chip lock) and tried without blocking.
 class LockFiles {
  public:
-  explicit LockFiles(const std::vector<Chip>& chips) : chips_(chips) {
+  explicit LockFiles(const std::vector<contract::Chip>& chips) : chips_(chips) {
     for (const auto& c : chips_) {
       int fd = ::open(c.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
       if (fd < 0) throw_sys("open", quote(c.lock.string()), errno);
@@ -68,20 +68,21 @@ class LockFiles {
   }
 
  private:
-  const std::vector<Chip>& chips_;
+  const std::vector<contract::Chip>& chips_;
   std::vector<int> fds_;
 };
 
 }  // namespace
 
-std::optional<ChipLock> ChipLock::try_acquire(const Chip& chip) {
-  std::vector<Chip> one{chip};
+std::optional<ChipLock> ChipLock::try_acquire(const contract::Chip& chip) {
+  std::vector<contract::Chip> one{chip};
   if (auto got = LockFiles(one).try_any()) return ChipLock(got->first, chip.id);
   return std::nullopt;
 }
 
 std::optional<std::pair<ChipLock, size_t>> ChipLock::wait_any(
-    const std::vector<Chip>& chips, Deadline deadline, const std::function<void()>& on_wait) {
+    const std::vector<contract::Chip>& chips, Deadline deadline,
+    const std::function<void()>& on_wait) {
   LockFiles files(chips);
   for (bool told = false;; told = true) {
     if (auto got = files.try_any()) {
@@ -93,8 +94,8 @@ std::optional<std::pair<ChipLock, size_t>> ChipLock::wait_any(
   }
 }
 
-boost::asio::awaitable<ChipLock> ChipLock::acquire(const Chip& chip) {
-  std::vector<Chip> one{chip};
+boost::asio::awaitable<ChipLock> ChipLock::acquire(const contract::Chip& chip) {
+  std::vector<contract::Chip> one{chip};
   LockFiles files(one);
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   for (;;) {

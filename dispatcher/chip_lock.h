@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/chips.h"
+#include "contract/chips.h"
 
 namespace kd::dispatcher {
 
@@ -27,18 +27,18 @@ class ChipLock {
 
   // Takes the lock now or returns nullopt when another process holds it.
   // Throws kd::Error when the lock file cannot be opened.
-  static std::optional<ChipLock> try_acquire(const Chip& chip);
+  static std::optional<ChipLock> try_acquire(const contract::Chip& chip);
 
   // Blocks until the first of `chips` is free (tried in order) and returns it with its index;
   // nullopt once `deadline` passed. `on_wait` runs once, when every chip was found held. flock has
   // no readiness notification: the lock files are opened once and polled every `kPoll`.
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
   static std::optional<std::pair<ChipLock, size_t>> wait_any(
-      const std::vector<Chip>& chips, Deadline deadline,
+      const std::vector<contract::Chip>& chips, Deadline deadline,
       const std::function<void()>& on_wait = nullptr);
 
   // Waits for the lock without blocking the I/O thread, polling on a timer.
-  static boost::asio::awaitable<ChipLock> acquire(const Chip& chip);
+  static boost::asio::awaitable<ChipLock> acquire(const contract::Chip& chip);
 
   static constexpr std::chrono::milliseconds kPoll{5};
 

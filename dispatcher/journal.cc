@@ -11,6 +11,7 @@
 
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/time.h"
 
 namespace kd::dispatcher {
 namespace {
@@ -50,19 +51,6 @@ size_t parse_records(const std::string& text, const std::filesystem::path& path,
 
 }  // namespace
 
-std::string utc_now() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
-
 std::vector<JournalRecord> Journal::read(const std::filesystem::path& path) {
   std::vector<JournalRecord> records;
   size_t torn = 0;
@@ -100,7 +88,7 @@ std::vector<JournalRecord> Journal::records() const {
 JournalRecord Journal::append(const std::string& type, const std::string& experiment,
                               nlohmann::json data) {
   std::lock_guard lock(mu_);
-  JournalRecord r{records_.size(), utc_now(), type, experiment, std::move(data)};
+  JournalRecord r{records_.size(), utc_now_rfc3339(), type, experiment, std::move(data)};
   nlohmann::json j = {{"seq", r.seq},
                       {"ts", r.ts},
                       {"type", r.type},

@@ -25,9 +25,6 @@ struct JournalRecord {
   nlohmann::json data;
 };
 
-// "2026-12-02T15:03:01.123Z": the records' timestamps.
-std::string utc_now();
-
 class Journal {
  public:
   // Opens or creates the journal and replays it. A torn last line (a crash mid-append) is cut

@@ -15,13 +15,6 @@
 
 namespace kd::dispatcher {
 
-// Every problem of a report (the verifier's finish input) against the receipt's text.
-std::vector<std::string> check_verifier_report(const nlohmann::json& report,
-                                               const std::string& receipt_text);
-
-// The four sections as markdown, headings included.
-std::string render_verifier_report(const nlohmann::json& report);
-
 struct LlmVerifierInput {
   agents::ModelConfig model;
   briefs::VerifierBrief brief;
@@ -29,7 +22,7 @@ struct LlmVerifierInput {
   std::filesystem::path snapshot;  // read-only in its box
   std::filesystem::path receipt;   // copied into its work dir as receipt.json
   std::string receipt_rel;         // wiki-relative, for its first message
-  kd::Chip chip;
+  contract::Chip chip;
 };
 
 struct LlmVerifierResult {

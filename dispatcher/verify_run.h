@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "agents/session.h"
-#include "common/chips.h"
+#include "contract/chips.h"
+#include "contract/verdict.h"
 #include "dispatcher/journal.h"
 
 namespace kd::dispatcher {
@@ -35,7 +36,7 @@ struct VerifyOptions {
 
 struct VerifyReport {
   std::string experiment;  // <slug>/vNNN
-  std::string verdict;     // supported | refuted | inconclusive | invalid
+  contract::Verdict verdict = contract::Verdict::Inconclusive;
   std::vector<std::string> reasons;
   bool reused = false;  // the journal already held this verdict: nothing ran again
   std::filesystem::path outcome_path;
@@ -46,10 +47,10 @@ struct VerifyReport {
 // inventory has one (never the author's then), else the author's own. The order starts after
 // the author's chip and wraps, so concurrent verifiers spread over the chips instead of all
 // queueing on the first one; chips in `busy` (authors at work) go last.
-std::vector<kd::Chip> verifier_chips(const kd::ChipInventory& inventory,
-                                     const std::string& author_chip,
-                                     const std::optional<std::string>& requested,
-                                     const std::vector<std::string>& busy);
+std::vector<contract::Chip> verifier_chips(const contract::ChipInventory& inventory,
+                                           const std::string& author_chip,
+                                           const std::optional<std::string>& requested,
+                                           const std::vector<std::string>& busy);
 
 // Throws kd::Error for environment failures (no run, git, a layer of the box). Everything the
 // author or the verify command did wrong ends in a verdict with its reasons.

@@ -137,21 +137,6 @@ Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err
 
 }  // namespace
 
-BoxUser box_user(const std::filesystem::path& worktree) {
-  BoxUser u{::geteuid(), ::getegid(), ::geteuid() == 0};
-  if (!u.as_root) return u;
-  struct stat st;
-  if (::stat(worktree.c_str(), &st) != 0) throw_sys("stat", worktree.string(), errno);
-  if (st.st_uid == 0) {
-    throw Error("user namespace: worktree " + quote(worktree.string()) +
-                " is owned by root; as root a box runs as the worktree's owner and never as "
-                "host root (chown it to an unprivileged user)");
-  }
-  u.uid = st.st_uid;
-  u.gid = st.st_gid == 0 ? st.st_uid : st.st_gid;
-  return u;
-}
-
 std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   std::unique_ptr<Box> box(new Box());
   box->profile_ = spec.profile;

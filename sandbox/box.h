@@ -15,7 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/chips.h"
+#include "contract/chips.h"
+#include "sandbox/box_user.h"
 #include "sandbox/profile.h"
 #include "sandbox/result.h"
 
@@ -29,7 +30,7 @@ struct BoxSpec {
   std::vector<std::filesystem::path> ro;        // read-only binds, e.g. the reference, wt/.git
   std::vector<std::filesystem::path> rw_extra;  // e.g. the author's artifact dir
   std::vector<std::filesystem::path> mask;      // no-peek paths: unreadable and empty inside
-  std::optional<kd::Chip> chip;                 // its devices and env only for use_chip calls
+  std::optional<contract::Chip> chip;           // its devices and env only for use_chip calls
 };
 
 struct RunRequest {
@@ -63,16 +64,6 @@ struct FileResult {
   // the file's mode; a no-peek path is an empty mode-0 file).
   std::vector<Denial> denials;
 };
-
-// Who a box on `worktree` runs as: the caller, or as root the worktree's owner and its group
-// (the owner's id when the group is root), never host root. Throws kd::Error, as root, for a
-// root-owned worktree or one that cannot be stat'ed.
-struct BoxUser {
-  uid_t uid;
-  gid_t gid;
-  bool as_root;  // the holder starts as root and drops to uid/gid itself
-};
-BoxUser box_user(const std::filesystem::path& worktree);
 
 class Box {
  public:
@@ -110,7 +101,7 @@ class Box {
   std::chrono::steady_clock::time_point startup_deadline_;
   std::unique_ptr<Cgroup> cgroup_;
   Profile profile_;
-  std::optional<kd::Chip> chip_;
+  std::optional<contract::Chip> chip_;
   bool notify_ = false;  // seccomp denials are observed
 };
 

@@ -44,4 +44,12 @@ std::vector<std::string> build_environment(const EnvPolicy& policy, char** host_
   return out;
 }
 
+std::map<std::string, std::string> tool_env(const std::vector<std::filesystem::path>& tool_dirs) {
+  if (tool_dirs.empty()) return {};
+  std::string path;
+  for (const auto& d : tool_dirs)
+    path += std::filesystem::absolute(d).string() + ":";
+  return {{"PATH", path + "/usr/local/bin:/usr/bin:/bin"}};
+}
+
 }  // namespace kd::sandbox

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 
 namespace {
 
@@ -115,10 +115,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (kind != "kdispatch") return 64;
-  std::string prev(kd::kZeroHash);
+  std::string prev(kd::contract::kZeroHash);
   std::uint64_t seq = 0;
   auto put = [&](const char* type, const json& data) {
-    std::string line = kd::seal_chain_line(
+    std::string line = kd::contract::seal_chain_line(
         {seq++, prev, "2026-03-02T10:00:00Z", "s-bench", "author", type, data.dump()}, &prev);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stdout);

@@ -11,7 +11,7 @@
 
 #include "common/errors.h"
 #include "common/files.h"
-#include "dispatcher/example_wiki.h"
+#include "examples/example_wiki.h"
 
 namespace fs = std::filesystem;
 
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   int pages = 5000;
   if (argc == 4 && std::string(argv[2]) == "--pages") pages = std::atoi(argv[3]);
   try {
-    auto ex = kd::dispatcher::materialize_example(dest);
+    auto ex = kd::examples::materialize_example(dest);
     int have = 0;
     for (auto& e : fs::recursive_directory_iterator(dest / "wiki"))
       if (e.is_regular_file()) ++have;
@@ -83,10 +83,10 @@ int main(int argc, char** argv) {
       kd::write_file_atomic(dest / rel, filler_page(rng, rel.stem().string(), bytes));
       ++have;
     }
-    std::string commit = kd::dispatcher::commit_all(dest, "main", "bench: filler pages");
+    std::string commit = kd::examples::commit_example(dest, "main", "bench: filler pages");
     std::printf("%d pages at %s (commit %s); brief: --family %s --experiment %s\n", have,
-                dest.c_str(), commit.c_str(), kd::dispatcher::kExampleFamily,
-                kd::dispatcher::kExampleExperiment);
+                dest.c_str(), commit.c_str(), kd::examples::kExampleFamily,
+                kd::examples::kExampleExperiment);
   } catch (const kd::Error& e) {
     std::fprintf(stderr, "bench_gen_wiki: %s\n", e.what());
     return 70;

@@ -5,18 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 
 namespace {
 
 std::vector<std::string> make_chain(size_t lines, size_t payload) {
   std::vector<std::string> out;
-  std::string prev(kd::kZeroHash);
+  std::string prev(kd::contract::kZeroHash);
   std::string data = "{\"text\":\"" + std::string(payload, 'x') + "\"}";
   for (size_t i = 0; i < lines; ++i) {
     const char* type = i == 0 ? "header" : (i + 1 == lines ? "end" : "tool_result");
-    out.push_back(
-        kd::seal_chain_line({i, prev, "2026-12-02T00:00:00Z", "s", "author", type, data}, &prev));
+    out.push_back(kd::contract::seal_chain_line(
+        {i, prev, "2026-12-02T00:00:00Z", "s", "author", type, data}, &prev));
   }
   return out;
 }
@@ -27,7 +27,7 @@ void BM_ChainVerify(benchmark::State& state) {
   for (const auto& l : lines)
     bytes += l.size() + 1;
   for (auto _ : state) {
-    kd::ChainVerifier v;
+    kd::contract::ChainVerifier v;
     for (const auto& l : lines)
       v.feed(l);
     benchmark::DoNotOptimize(v.finish(true));

@@ -9,8 +9,8 @@
 
 #include "common/errors.h"
 #include "common/files.h"
-#include "dispatcher/example_wiki.h"
-#include "dispatcher/git_repo.h"
+#include "examples/example_wiki.h"
+#include "git/repo.h"
 
 namespace fs = std::filesystem;
 
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   }
   try {
     fs::path wiki = argv[1];
-    kd::dispatcher::materialize_example(wiki);
+    kd::examples::materialize_example(wiki);
     const fs::path dir = wiki / "wiki/kernel_experiments";
     std::string binding = kd::read_file(dir / "rms-norm/pallas/program.md");
     std::string stub = kd::read_file(dir / "rms-norm/pallas/2026-11-30-v002-rms-norm.md");
@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
                               stub);
       }
     }
-    auto [sha, branch] = kd::dispatcher::git::head_of(wiki);
-    kd::dispatcher::commit_all(wiki, branch, "bench: the simulated campaign's families");
+    auto [sha, branch] = kd::git::head_of(wiki);
+    kd::examples::commit_example(wiki, branch, "bench: the simulated campaign's families");
     std::printf("%s\n", wiki.c_str());
   } catch (const kd::Error& e) {
     std::fprintf(stderr, "bench_gen_campaign: %s\n", e.what());

@@ -17,7 +17,7 @@
 #include "common/files.h"
 #include "common/policy_path.h"
 #include "common/sha256.h"
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 #include "tests/agents/test_util.h"
 #include "tests/support/process.h"
 
@@ -167,7 +167,7 @@ class ResumeTest : public testing::TestWithParam<std::string> {
       return 0;
     }
     EXPECT_EQ(*r.result.finish, *ref_.result.finish) << "the same finish as without the crash";
-    ChainReport rep = verify_chain_file(dir / "transcript.jsonl");
+    contract::ChainReport rep = contract::verify_chain_file(dir / "transcript.jsonl");
     EXPECT_TRUE(rep.ok) << rep.reason << " at line " << rep.broken_line;
     EXPECT_EQ(rep.head, r.result.transcript_head);
 
@@ -328,7 +328,7 @@ TEST_P(ResumeTest, TurnBudgetCarriesOver) {
   Outcome r = run(cfg);
   EXPECT_EQ(r.result.end_reason, "budget:turns");
   EXPECT_EQ(r.answered, 0u);
-  EXPECT_TRUE(verify_chain_file(dir / "transcript.jsonl").ok);
+  EXPECT_TRUE(contract::verify_chain_file(dir / "transcript.jsonl").ok);
 }
 
 TEST_P(ResumeTest, BrokenChainIsAnErrorNamingTheLine) {

@@ -11,7 +11,7 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/policy_path.h"
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 #include "tests/agents/test_util.h"
 #include "tests/support/process.h"
 
@@ -188,7 +188,8 @@ TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
   auto log = kd::test::run_process({"git", "-C", tmp_ / "wt", "log", "--format=%H %s"});
   EXPECT_NE(log.out.find(sha2 + " cand2(rms v001)"), std::string::npos) << log.out;
 
-  ChainReport rep = verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl");
+  contract::ChainReport rep =
+      contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl");
   ASSERT_TRUE(rep.ok) << rep.reason;
   EXPECT_EQ(rep.head, r.transcript_head);
   auto recs = records();
@@ -223,7 +224,7 @@ TEST_F(SessionTest, OpenAIWireThroughTheWholeLoop) {
   ASSERT_EQ(seen.size(), 5u);
   EXPECT_EQ(seen[0].wire, "openai");
   EXPECT_EQ(seen[0].headers.count("authorization"), 0u);
-  EXPECT_TRUE(verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
+  EXPECT_TRUE(contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
 }
 
 TEST_F(SessionTest, BadArgumentsBecomeToolErrorsAndTheSessionGoesOn) {
@@ -260,7 +261,7 @@ TEST_F(SessionTest, TurnBudget) {
   SessionResult r = run(honest_script(false), {}, b);
   EXPECT_EQ(r.end_reason, "budget:turns");
   EXPECT_EQ(r.turns, 2);
-  EXPECT_TRUE(verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
+  EXPECT_TRUE(contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
 }
 
 TEST_F(SessionTest, CostBudgetUsesProviderUsageAndThePriceTable) {
@@ -343,7 +344,7 @@ TEST_F(SessionTest, ProviderFailureEndsTheSessionWithItsReason) {
   EXPECT_EQ(r.end_reason, "provider:http_401:authentication_error");
   auto recs = records();
   EXPECT_EQ(recs.back()["data"]["reason"], "provider:http_401:authentication_error");
-  EXPECT_TRUE(verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
+  EXPECT_TRUE(contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 #include "tests/support/process.h"
 
 namespace kd::agents {
@@ -51,10 +51,10 @@ class TranscriptTest : public testing::Test {
     text_ = read_file(path());
   }
   fs::path path() const { return dir_ / "transcript.jsonl"; }
-  ChainReport check(const std::string& text) {
+  contract::ChainReport check(const std::string& text) {
     fs::path p = tmp_ / "edited.jsonl";
     std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
-    return verify_chain_file(p);
+    return contract::verify_chain_file(p);
   }
 
   kd::test::TempDir tmp_;
@@ -63,7 +63,7 @@ class TranscriptTest : public testing::Test {
 };
 
 TEST_F(TranscriptTest, IntactChainVerifiesAndFollowsTheSchema) {
-  ChainReport r = verify_chain_file(path());
+  contract::ChainReport r = contract::verify_chain_file(path());
   ASSERT_TRUE(r.ok) << r.reason;
   EXPECT_EQ(r.lines, 5u);
   EXPECT_EQ(r.head, head_);
@@ -97,7 +97,7 @@ TEST_F(TranscriptTest, EverySingleByteEditIsCaught) {
   for (size_t i = 0; i < text_.size(); ++i) {
     std::string edited = text_;
     edited[i] = static_cast<char>(edited[i] ^ 0x01);
-    ChainReport r = check(edited);
+    contract::ChainReport r = check(edited);
     ASSERT_FALSE(r.ok) << "edit at byte " << i << " went unnoticed";
   }
 }
@@ -114,7 +114,7 @@ TEST_F(TranscriptTest, DeletedAddedReorderedLinesAndTruncationAreCaught) {
   }
   auto swapped = lines;
   std::swap(swapped[1], swapped[2]);
-  ChainReport r = check(join(swapped));
+  contract::ChainReport r = check(join(swapped));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.broken_line, 2u);
   EXPECT_FALSE(check(text_.substr(0, text_.size() - 1)).ok) << "missing final newline";
@@ -168,7 +168,8 @@ TEST(TranscriptWriter, ManyWritersAtOnceEachKeepTheirChainInOrder) {
   for (auto& t : threads)
     t.join();
   for (int t = 0; t < 8; ++t) {
-    ChainReport r = verify_chain_file(tmp / (std::to_string(t) + "/transcript.jsonl"));
+    contract::ChainReport r =
+        contract::verify_chain_file(tmp / (std::to_string(t) + "/transcript.jsonl"));
     EXPECT_TRUE(r.ok) << t << ": " << r.reason;
     EXPECT_EQ(r.lines, 202u);
   }
@@ -195,7 +196,7 @@ TEST(TranscriptWriter, ResumeCutsATornLineAndContinuesTheChain) {
     EXPECT_EQ(w.records(), 2u);
     w.append("end", {{"reason", "finished"}});
   }
-  ChainReport r = verify_chain_file(dir / "transcript.jsonl");
+  contract::ChainReport r = contract::verify_chain_file(dir / "transcript.jsonl");
   ASSERT_TRUE(r.ok) << r.reason;
   EXPECT_EQ(r.lines, 3u);
   EXPECT_EQ(read_file(dir / "transcript.jsonl").substr(0, intact.size()), intact);

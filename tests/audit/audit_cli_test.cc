@@ -4,7 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tests/audit/audit_fixtures.h"
+#include "tests/support/fixtures.h"
 
 namespace kd::test {
 namespace {

@@ -11,7 +11,7 @@
 #include "audit/line_reader.h"
 #include "common/errors.h"
 #include "common/files.h"
-#include "tests/audit/audit_fixtures.h"
+#include "tests/support/fixtures.h"
 
 namespace kd::audit {
 namespace {

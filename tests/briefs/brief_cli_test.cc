@@ -7,7 +7,7 @@
 #include "briefs/brief.h"
 #include "common/files.h"
 #include "common/sha256.h"
-#include "dispatcher/example_wiki.h"
+#include "examples/example_wiki.h"
 #include "tests/support/process.h"
 
 namespace fs = std::filesystem;
@@ -21,7 +21,7 @@ std::vector<std::string> brief_args(const std::string& wiki) {
 
 TEST(BriefCli, PrintsTheMarkdownBriefAndItsJsonForm) {
   test::TempDir tmp;
-  auto ex = dispatcher::materialize_example(tmp / "wiki");
+  auto ex = examples::materialize_example(tmp / "wiki");
   auto r = test::run_kdispatch(brief_args(ex.wiki));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   BriefOutcome lib = build_brief({ex.wiki, "rms-norm", "v002", {}, {}});
@@ -54,7 +54,7 @@ TEST(BriefCli, PrintsTheMarkdownBriefAndItsJsonForm) {
 
 TEST(BriefCli, RefusalExitsTwoNamingEveryProblem) {
   test::TempDir tmp;
-  auto ex = dispatcher::materialize_example(tmp / "wiki", {"missing-debugging-section"});
+  auto ex = examples::materialize_example(tmp / "wiki", {"missing-debugging-section"});
   auto r = test::run_kdispatch(brief_args(ex.wiki));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out,
@@ -71,7 +71,7 @@ TEST(BriefCli, RefusalExitsTwoNamingEveryProblem) {
 
 TEST(BriefCli, ChipsOptionChoosesTheInventory) {
   test::TempDir tmp;
-  auto ex = dispatcher::materialize_example(tmp / "wiki");
+  auto ex = examples::materialize_example(tmp / "wiki");
   write_file_atomic(tmp / "chips.json",
                     R"({"chips": [{"id": "7", "kind": "cpu", "lock": "/tmp/x-7.lock"}]})");
   auto args = brief_args(ex.wiki);

@@ -8,7 +8,7 @@
 #include "briefs/experiment.h"
 #include "common/files.h"
 #include "common/sha256.h"
-#include "dispatcher/example_wiki.h"
+#include "examples/example_wiki.h"
 #include "tests/support/process.h"
 
 namespace fs = std::filesystem;
@@ -16,14 +16,14 @@ namespace fs = std::filesystem;
 namespace kd::briefs {
 namespace {
 
-using dispatcher::commit_all;
-using dispatcher::materialize_example;
+using examples::commit_example;
+using examples::materialize_example;
 
 const std::string kStub = "wiki/kernel_experiments/rms-norm/pallas/2026-11-30-v002-rms-norm.md";
 const std::string kBinding = "wiki/kernel_experiments/rms-norm/pallas/program.md";
 
 BriefOutcome build(const fs::path& wiki) {
-  return build_brief({wiki, dispatcher::kExampleFamily, dispatcher::kExampleExperiment, {}, {}});
+  return build_brief({wiki, examples::kExampleFamily, examples::kExampleExperiment, {}, {}});
 }
 
 std::string problems_text(const Problems& ps) {
@@ -129,14 +129,14 @@ TEST(ExampleBrief, SameWikiStateGivesByteIdenticalOutput) {
   EXPECT_EQ(oa.brief->json()["markdown_sha256"], oa.brief->sha256());
   // A committed change is a new wiki state and a new brief.
   replace_in(ec.wiki / kStub, "64-row blocks", "32-row blocks");
-  commit_all(ec.wiki, "main", "K3(rms-norm v002): stub — revise cand1");
+  commit_example(ec.wiki, "main", "K3(rms-norm v002): stub — revise cand1");
   BriefOutcome changed = build(ec.wiki);
   ASSERT_TRUE(changed.brief) << problems_text(changed.problems);
   EXPECT_NE(changed.brief->sha256(), oa.brief->sha256());
 }
 
 TEST(ExampleBrief, EachRefusalCaseIsNamedExactly) {
-  auto cases = dispatcher::example_refusal_cases();
+  auto cases = examples::example_refusal_cases();
   ASSERT_GE(cases.size(), 12u);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -161,7 +161,7 @@ TEST(ExampleBrief, EveryProblemIsNamedAtOnce) {
   replace_in(w / kBinding, "campaign_tag: example\n", "");
   replace_in(w / "wiki/concepts/pallas-kernel.md", "## Debugging", "## Troubleshooting");
   fs::remove(w / "wiki/kernels/classes/streaming-reduction.md");
-  commit_all(w, "main", "break many things");
+  commit_example(w, "main", "break many things");
   BriefOutcome out = build(w);
   ASSERT_FALSE(out.brief);
   Problems want = {
@@ -195,7 +195,7 @@ TEST(ExampleBrief, ClassPageWithoutVerifiedLeversIsAWarningNotARefusal) {
   auto ex = materialize_example(tmp / "wiki");
   replace_in(ex.wiki / "wiki/kernels/classes/streaming-reduction.md", "## Levers (verified)",
              "## Levers (candidates)");
-  commit_all(ex.wiki, "main", "levers not yet verified");
+  commit_example(ex.wiki, "main", "levers not yet verified");
   BriefOutcome out = build(ex.wiki);
   ASSERT_TRUE(out.brief) << problems_text(out.problems);
   EXPECT_EQ(
@@ -222,7 +222,7 @@ TEST(ExampleBrief, SymlinkInsideTheWikiIsFollowed) {
   fs::path cls = ex.wiki / "wiki/kernels/classes/streaming-reduction.md";
   fs::rename(cls, ex.wiki / "wiki/kernels/classes/reduction-impl.md");
   fs::create_symlink("reduction-impl.md", cls);
-  commit_all(ex.wiki, "main", "class page moved behind a link");
+  commit_example(ex.wiki, "main", "class page moved behind a link");
   BriefOutcome out = build(ex.wiki);
   ASSERT_TRUE(out.brief) << problems_text(out.problems);
   EXPECT_NE(out.brief->markdown().find("One pass per row block"), std::string::npos);
@@ -237,7 +237,7 @@ TEST(ExampleBrief, StubFieldsAreValidated) {
   replace_in(ex.wiki / kStub, "**Mechanism:**", "Mechanism:");
   replace_in(ex.wiki / kStub, "class page: kernels/classes/streaming-reduction.md",
              "class page: kernels/classes/attention.md");
-  commit_all(ex.wiki, "main", "bad stub");
+  commit_example(ex.wiki, "main", "bad stub");
   BriefOutcome out = build(ex.wiki);
   Problems want = {
       {"stub", kStub + ": status is \"filed\"; only an in_progress experiment is dispatched"},
@@ -276,7 +276,7 @@ TEST(ExampleBrief, PagesTheBriefDoesNotNeedAreNeverRead) {
   // A malformed page and an unreadable one elsewhere in the wiki change nothing.
   write_file_atomic(ex.wiki / "wiki/concepts/broken.md", "---\ntitle: [unterminated\n");
   write_file_atomic(ex.wiki / "wiki/concepts/secret.md", "---\ntitle: x\n---\n");
-  commit_all(ex.wiki, "main", "unrelated pages");
+  commit_example(ex.wiki, "main", "unrelated pages");
   fs::permissions(ex.wiki / "wiki/concepts/secret.md", fs::perms::none);
   BriefOutcome out = build(ex.wiki);
   fs::permissions(ex.wiki / "wiki/concepts/secret.md", fs::perms::owner_all);
@@ -293,7 +293,7 @@ TEST(ExampleBrief, CrlfStubWithByteOrderMarkGivesTheSameItems) {
   for (char c : text)
     crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
   write_file_atomic(ex.wiki / kStub, crlf);
-  commit_all(ex.wiki, "main", "stub saved on another editor");
+  commit_example(ex.wiki, "main", "stub saved on another editor");
   BriefOutcome out = build(ex.wiki);
   ASSERT_TRUE(out.brief) << problems_text(out.problems);
   EXPECT_EQ(out.brief->stub.k1, lf.brief->stub.k1);
@@ -329,7 +329,7 @@ TEST(ExampleBrief, ACategoryTheRoutingTableDoesNotNameIsAWarning) {
              "| streaming-reduction | a large reduction over a materialized axis | "
              "kernels/classes/streaming-reduction.md |\n",
              "");
-  commit_all(ex.wiki, "main", "routing table row dropped");
+  commit_example(ex.wiki, "main", "routing table row dropped");
   BriefOutcome out = build(ex.wiki);
   ASSERT_TRUE(out.brief) << problems_text(out.problems);
   EXPECT_EQ(out.brief->warnings,

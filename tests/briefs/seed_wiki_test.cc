@@ -7,7 +7,7 @@
 #include "briefs/brief.h"
 #include "briefs/page.h"
 #include "common/files.h"
-#include "dispatcher/example_wiki.h"
+#include "examples/example_wiki.h"
 #include "tests/support/process.h"
 
 namespace fs = std::filesystem;
@@ -54,9 +54,9 @@ class SeedWiki : public ::testing::Test {
       write(std::string("wiki/codebases/jax/doc-concepts/") + d + ".md",
             std::string("---\ntitle: ") + d + "\n---\n\nDistilled notes on " + d + ".\n");
     write(".gitignore", "/raw/\n");
-    dispatcher::commit_all(wiki_, "main", "seed pages with a test family");
+    examples::commit_example(wiki_, "main", "seed pages with a test family");
     write("raw/code/normlib/normlib/ref.py", "def workload(x):\n    return x\n");
-    dispatcher::commit_all(wiki_ / "raw/code/normlib", "kernels", "reference");
+    examples::commit_example(wiki_ / "raw/code/normlib", "kernels", "reference");
   }
   void write(const std::string& rel, const std::string& text) {
     fs::create_directories((wiki_ / rel).parent_path());
@@ -83,7 +83,7 @@ TEST_F(SeedWiki, ExactlyTheMandatedIndexSectionsArePasted) {
   ASSERT_NE(see_also, std::string::npos);
   mech.insert(see_also, "## Debugging\n\nTEST-DEBUGGING: run interpret mode first.\n\n");
   write("wiki/concepts/pallas-kernel.md", mech);
-  dispatcher::commit_all(wiki_, "main", "add a Debugging section");
+  examples::commit_example(wiki_, "main", "add a Debugging section");
 
   BriefOutcome out = build();
   ASSERT_TRUE(out.brief) << render_problems(out.problems);

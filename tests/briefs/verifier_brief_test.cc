@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "dispatcher/example_wiki.h"
+#include "examples/example_wiki.h"
 #include "tests/support/process.h"
 
 namespace kd::briefs {
@@ -11,18 +11,19 @@ namespace {
 class VerifierBriefTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ex_ = dispatcher::materialize_example(tmp_ / "wiki");
+    ex_ = examples::materialize_example(tmp_ / "wiki");
     BriefOutcome out = build_brief({ex_.wiki, "rms-norm", "v002", {}, {}});
     ASSERT_TRUE(out.brief) << render_problems(out.problems);
     author_ = *out.brief;
     in_.wiki = ex_.wiki;
     in_.reference = "/snap/normkit/reference.py";
     in_.candidate = "/snap/normkit/rms_norm.py";
-    in_.chip = Chip{"1", "tpu", "/tmp/tpu-chip-1.lock", {{"TPU_VISIBLE_DEVICES", "1"}}, {}};
+    in_.chip =
+        contract::Chip{"1", "tpu", "/tmp/tpu-chip-1.lock", {{"TPU_VISIBLE_DEVICES", "1"}}, {}};
     in_.artifact_dir = "/runs/example/rms-norm-v002/verifier";
   }
   test::TempDir tmp_;
-  dispatcher::MaterializedExample ex_;
+  examples::MaterializedExample ex_;
   Brief author_;
   VerifierInputs in_;
 };

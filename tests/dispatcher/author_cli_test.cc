@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.h"
-#include "common/transcript_chain.h"
-#include "dispatcher/example_wiki.h"
-#include "dispatcher/git_repo.h"
+#include "contract/transcript_chain.h"
+#include "examples/example_wiki.h"
+#include "git/repo.h"
 #include "tests/support/process.h"
 
 namespace kd {
@@ -28,7 +28,7 @@ struct AuthorRun {
                                     fs::perms::group_exec | fs::perms::others_read |
                                     fs::perms::others_exec);
     wiki = fs::path(dir.path()) / "wiki";
-    dispatcher::materialize_example(wiki);
+    examples::materialize_example(wiki);
     chips = fs::path(dir.path()) / "chips.json";
     write_file_atomic(
         chips, nlohmann::json{{"chips",
@@ -52,13 +52,13 @@ TEST(AuthorCli, HonestAuthorCommitsEachCandidateAndFinishes) {
 
   // Two candidate commits on the experiment branch, each with the grammar and the footer.
   fs::path home = run.wiki / "raw/code/normkit";
-  auto commits = dispatcher::git::branch_commits(home, "kernel/rms-norm-v002", "integration");
+  auto commits = git::branch_commits(home, "kernel/rms-norm-v002", "integration");
   ASSERT_EQ(commits.size(), 2u);
   EXPECT_EQ(commits[0].message.rfind("cand1(rms-norm v002): ", 0), 0u) << commits[0].message;
   EXPECT_NE(commits[1].message.find("\nexp: rms-norm v002"), std::string::npos)
       << commits[1].message;
   // The shared checkout did not move.
-  EXPECT_EQ(dispatcher::git::head_of(home).second, "integration");
+  EXPECT_EQ(git::head_of(home).second, "integration");
 
   // Author-side receipts landed in the author's artifact dir, and the finish cites the final SHA.
   fs::path art = run.wiki / "raw/profiles/example/rms-norm-v002/author";
@@ -68,7 +68,8 @@ TEST(AuthorCli, HonestAuthorCommitsEachCandidateAndFinishes) {
   EXPECT_EQ(finish["final_candidate"]["sha"], commits[1].sha);
 
   // The transcript is intact and its head is the one the run recorded.
-  ChainReport chain = verify_chain_file(run.run_dir() / "author/transcript.jsonl");
+  contract::ChainReport chain =
+      contract::verify_chain_file(run.run_dir() / "author/transcript.jsonl");
   EXPECT_TRUE(chain.ok) << chain.reason;
   auto run_json = nlohmann::json::parse(read_file(run.run_dir() / "run.json"));
   EXPECT_EQ(run_json["author_transcript_head"], chain.head);

@@ -30,13 +30,13 @@ pid_t spawn(std::vector<std::string> argv) {
   return pid;
 }
 
-Chip chip_at(const std::string& lock) {
-  return Chip{"9", "cpu", lock, {}, {}};
+contract::Chip chip_at(const std::string& lock) {
+  return contract::Chip{"9", "cpu", lock, {}, {}};
 }
 
 TEST(ChipLock, ExcludesAndIsExcludedByManualFlock) {
   test::TempDir dir;
-  Chip chip = chip_at(dir / "chip.lock");
+  contract::Chip chip = chip_at(dir / "chip.lock");
   {
     auto held = ChipLock::try_acquire(chip);
     ASSERT_TRUE(held.has_value());
@@ -49,7 +49,7 @@ TEST(ChipLock, ExcludesAndIsExcludedByManualFlock) {
 
 TEST(ChipLock, WaitsAsynchronouslyForAManualHolder) {
   test::TempDir dir;
-  Chip chip = chip_at(dir / "chip.lock");
+  contract::Chip chip = chip_at(dir / "chip.lock");
   pid_t holder = spawn({"flock", chip.lock.string(), "sleep", "0.6"});
   // Wait until the holder really has it.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -80,7 +80,7 @@ TEST(ChipLock, WaitsAsynchronouslyForAManualHolder) {
 }
 
 // Waits until `lock` is held by someone else (the spawned flock(1) got it).
-void wait_held(const Chip& chip) {
+void wait_held(const contract::Chip& chip) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (ChipLock::try_acquire(chip).has_value()) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline);
@@ -90,8 +90,8 @@ void wait_held(const Chip& chip) {
 
 TEST(ChipLock, WaitAnyTakesTheFirstFreeChipInOrder) {
   test::TempDir dir;
-  std::vector<Chip> chips = {chip_at(dir / "a.lock"), chip_at(dir / "b.lock"),
-                             chip_at(dir / "c.lock")};
+  std::vector<contract::Chip> chips = {chip_at(dir / "a.lock"), chip_at(dir / "b.lock"),
+                                       chip_at(dir / "c.lock")};
   chips[1].id = "b";
   chips[2].id = "c";
   pid_t holder = spawn({"flock", chips[0].lock.string(), "sleep", "0.5"});
@@ -109,7 +109,7 @@ TEST(ChipLock, WaitAnyTakesTheFirstFreeChipInOrder) {
 
 TEST(ChipLock, WaitAnyWaitsForAReleaseAndHonoursItsDeadline) {
   test::TempDir dir;
-  std::vector<Chip> chips = {chip_at(dir / "a.lock")};
+  std::vector<contract::Chip> chips = {chip_at(dir / "a.lock")};
   pid_t holder = spawn({"flock", chips[0].lock.string(), "sleep", "0.6"});
   wait_held(chips[0]);
   // Held past a short deadline: nothing, after having said it waits.
@@ -130,7 +130,7 @@ TEST(ChipLock, WaitAnyWaitsForAReleaseAndHonoursItsDeadline) {
 
 TEST(ChipLock, CrashedHolderReleasesTheChip) {
   test::TempDir dir;
-  Chip chip = chip_at(dir / "chip.lock");
+  contract::Chip chip = chip_at(dir / "chip.lock");
   // A single-process holder, so kill -9 really ends every holder of the descriptor.
   pid_t holder = spawn(
       {"python3", "-c",

@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "common/files.h"
-#include "common/transcript_chain.h"
-#include "dispatcher/git_repo.h"
-#include "tests/dispatcher/example_env.h"
+#include "contract/transcript_chain.h"
+#include "git/repo.h"
+#include "tests/support/example_env.h"
 
 namespace kd {
 namespace {
@@ -158,18 +158,18 @@ TEST_P(RunResume, Kill9ThenResumeFinishesWithoutRedoingWork) {
   EXPECT_EQ(env.records("verdict").size(), 1u);
 
   // No duplicated commit: the script's two candidates, once each.
-  auto commits = dispatcher::git::branch_commits(env.home(), "kernel/rms-norm-v002", "integration");
+  auto commits = git::branch_commits(env.home(), "kernel/rms-norm-v002", "integration");
   std::set<std::string> subjects;
   for (const auto& c : commits)
     subjects.insert(c.message.substr(0, c.message.find('\n')));
   EXPECT_EQ(commits.size(), 2u);
   EXPECT_EQ(subjects.size(), commits.size());
-  EXPECT_FALSE(dispatcher::git::branch_exists(env.home(), "kernel/rms-norm-v002-example"))
+  EXPECT_FALSE(git::branch_exists(env.home(), "kernel/rms-norm-v002-example"))
       << "the resume made a second branch";
 
   // No repaid model turn: the script's 8 turns, plus at most the one half-done turn re-asked.
   fs::path transcript = env.run_dir() / "author/transcript.jsonl";
-  ChainReport chain = verify_chain_file(transcript);
+  contract::ChainReport chain = contract::verify_chain_file(transcript);
   EXPECT_TRUE(chain.ok) << chain.reason;
   size_t responses = 0;
   std::string text = read_file(transcript);

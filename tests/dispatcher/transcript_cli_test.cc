@@ -2,19 +2,19 @@
 #include <gtest/gtest.h>
 
 #include "common/files.h"
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 #include "tests/support/process.h"
 
 namespace kd {
 namespace {
 
 std::string transcript() {
-  std::string prev(kZeroHash), text;
+  std::string prev(contract::kZeroHash), text;
   const char* types[] = {"header", "note", "end"};
   for (std::uint64_t i = 0; i < 3; ++i) {
-    text +=
-        seal_chain_line({i, prev, "2026-12-02T00:00:00Z", "s", "author", types[i], "{}"}, &prev) +
-        "\n";
+    text += contract::seal_chain_line(
+                {i, prev, "2026-12-02T00:00:00Z", "s", "author", types[i], "{}"}, &prev) +
+            "\n";
   }
   return text;
 }

@@ -8,16 +8,16 @@
 namespace kd::dispatcher {
 namespace {
 
-ChipInventory inventory() {
-  ChipInventory inv;
+contract::ChipInventory inventory() {
+  contract::ChipInventory inv;
   for (const char* id : {"0", "1", "2", "3"})
-    inv.chips.push_back(Chip{id, "cpu", std::string("/locks/") + id, {}, {}});
-  inv.chips.push_back(Chip{"t0", "tpu", "/locks/t0", {}, {"/dev/accel0"}});
+    inv.chips.push_back(contract::Chip{id, "cpu", std::string("/locks/") + id, {}, {}});
+  inv.chips.push_back(contract::Chip{"t0", "tpu", "/locks/t0", {}, {"/dev/accel0"}});
   inv.source = "chips.json";
   return inv;
 }
 
-std::vector<std::string> ids(const std::vector<Chip>& chips) {
+std::vector<std::string> ids(const std::vector<contract::Chip>& chips) {
   std::vector<std::string> out;
   for (const auto& c : chips)
     out.push_back(c.id);

@@ -5,16 +5,16 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "audit/receipt.h"
-#include "audit/receipt_json.h"
 #include "common/errors.h"
+#include "contract/receipt.h"
+#include "contract/receipt_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  kd::audit::validate_receipt_text(text, "fuzz input");
+  kd::contract::validate_receipt_text(text, "fuzz input");
   try {
-    std::string once = kd::audit::canonical_json(kd::audit::parse_receipt_json(text));
-    std::string twice = kd::audit::canonical_json(kd::audit::parse_receipt_json(once));
+    std::string once = kd::contract::canonical_json(kd::contract::parse_receipt_json(text));
+    std::string twice = kd::contract::canonical_json(kd::contract::parse_receipt_json(once));
     if (once != twice) std::abort();
   } catch (const kd::Error&) {
   }

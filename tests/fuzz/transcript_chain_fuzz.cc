@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/transcript_chain.h"
+#include "contract/transcript_chain.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  kd::ChainVerifier v;
+  kd::contract::ChainVerifier v;
   size_t start = 0;
   for (size_t nl; (nl = text.find('\n', start)) != std::string_view::npos; start = nl + 1) {
     if (!v.feed(text.substr(start, nl - start))) break;

@@ -321,7 +321,8 @@ TEST_F(BoxTest, ChipDevicesAndEnvOnlyForChipCalls) {
   const std::string dev = host_->root() + "/accel0";
   ASSERT_EQ(mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
   chmod(dev.c_str(), 0666);
-  spec_.chip = Chip{"0", "tpu", host_->root() + "/lock", {{"TPU_VISIBLE_DEVICES", "0"}}, {dev}};
+  spec_.chip =
+      contract::Chip{"0", "tpu", host_->root() + "/lock", {{"TPU_VISIBLE_DEVICES", "0"}}, {dev}};
   auto box = Box::open(spec_);
   const std::string script = "test -c " + dev + " && echo dev; echo ${TPU_VISIBLE_DEVICES:-none}";
   EXPECT_EQ(sh(*box, script).out, "none\n");

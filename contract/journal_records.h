@@ -1,0 +1,15 @@
+// The record types of a campaign's journal (docs/dispatcher.md), in pipeline order: written by
+// the dispatcher and the verification, folded by `status` and `--resume`, read by the report.
+#pragma once
+
+namespace kd::contract::journal {
+
+inline constexpr const char* kDispatched = "dispatched";   // branch, worktree, chip, run_dir, brief
+inline constexpr const char* kAuthorTurn = "author_turn";  // turn, tokens, cost
+inline constexpr const char* kCommitted = "committed";     // candidate, sha, message
+inline constexpr const char* kFinished = "finished";       // end_reason, final sha, head
+inline constexpr const char* kVerifyStarted = "verify_started";  // chip, snapshot sha
+inline constexpr const char* kReceiptValidated = "receipt_validated";
+inline constexpr const char* kVerdict = "verdict";  // verdict, reasons
+
+}  // namespace kd::contract::journal

@@ -1,0 +1,253 @@
+// `kdispatch verify` end to end: the honest author's run, then the verifier in its own box on the
+// other CPU chip, with our numpy verify tool writing kgate-format receipts; and each way a
+// verification can go wrong, each ending in the verdict the fixed rules give.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/files.h"
+#include "contract/transcript_chain.h"
+#include "git/repo.h"
+#include "tests/support/example_env.h"
+
+namespace kd {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// The verdict DESIGN §8 gives a valid verify receipt of the example (bar 1.02, kernel-authored).
+std::string expected_verdict(const json& r) {
+  if (r["parity_verdict"] != "PASS") return "invalid";
+  if (!r["gates"]["firing"].get<bool>() || r["hlo_audit"]["custom_call_count"] == 0)
+    return "inconclusive";
+  if (!r["gates"]["measure"].get<bool>()) return "inconclusive";
+  if (r["verdict"] == "PASS" && r["speedup"].get<double>() >= 1.02)
+    return r["mode"] == "full" ? "supported" : "inconclusive";
+  return "refuted";
+}
+
+struct Authored : test::ExampleEnv {
+  Authored() {
+    auto a = author(script("honest-author.json"));
+    EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
+  }
+  json finish() const { return json::parse(read_file(run_dir() / "author/finish.json")); }
+  std::string gitdir() const {
+    return json::parse(read_file(run_dir() / "run.json"))["gitdir"].get<std::string>();
+  }
+  // A further commit on the experiment branch made on the host, named as the final candidate.
+  std::string replace_final(const std::string& rel, const std::string& content) {
+    write_file_atomic(worktree() / rel, content);
+    auto c = git::commit_all(worktree(), gitdir(), "kernel/rms-norm-v002",
+                             "cand9(rms-norm v002): test — made by the test", {rel});
+    json f = finish();
+    f["final_candidate"]["sha"] = c.sha;
+    write_file_atomic(run_dir() / "author/finish.json", f.dump(2));
+    return c.sha;
+  }
+};
+
+TEST(VerifyCli, HonestRunGetsTheVerdictItsReceiptGives) {
+  Authored env;
+  auto v = env.verify();
+  json out = env.outcome();
+  ASSERT_TRUE(out["receipt"]["ok"].get<bool>()) << out.dump(2) << v.err;
+  fs::path receipt = env.wiki / out["receipt"]["path"].get<std::string>();
+  EXPECT_EQ(receipt, env.wiki / "raw/profiles/example/rms-norm-v002/verifier/receipt.json");
+  json r = json::parse(read_file(receipt));
+  EXPECT_EQ(out["verdict"], expected_verdict(r)) << out.dump(2);
+  EXPECT_EQ(v.exit_code, out["verdict"] == "supported" || out["verdict"] == "refuted" ? 0 : 2);
+  // The receipt is intact for our own validator, and measured the final candidate's snapshot.
+  EXPECT_EQ(test::run_kdispatch({"receipt", "verify", receipt.string()}).exit_code, 0);
+  EXPECT_EQ(out["final_candidate"]["sha"], env.finish()["final_candidate"]["sha"]);
+  EXPECT_NE(r["candidate"]["path"].get<std::string>().find("/verifier/snapshot/"),
+            std::string::npos);
+  // On the other chip, never the author's.
+  EXPECT_EQ(out["verifier"]["chip"], "1");
+  EXPECT_EQ(out["transcript_heads"]["author"],
+            json::parse(read_file(env.run_dir() / "run.json"))["author_transcript_head"]);
+  std::string filing = read_file(env.run_dir() / "filing.md");
+  EXPECT_NE(filing.find("## Independent measurements"), std::string::npos);
+  EXPECT_NE(filing.find("Hypothesis-firing audit: HYPOTHESIS FIRING CONFIRMED"), std::string::npos);
+  EXPECT_NE(filing.find("v002\t"), std::string::npos) << filing;
+  ASSERT_EQ(env.records("verify_started").size(), 1u);
+
+  // Asked again: the journal's verdict stands and nothing is measured a second time.
+  auto again = env.verify();
+  EXPECT_NE(again.out.find("recorded earlier"), std::string::npos) << again.out;
+  EXPECT_EQ(env.records("verify_started").size(), 1u);
+
+  // --file: the page is flipped and stamped, the pre-registered text kept, RESULTS.tsv gets a row,
+  // and both are committed.
+  fs::path page = env.wiki / "wiki/kernel_experiments/rms-norm/pallas/2026-11-30-v002-rms-norm.md";
+  std::string before = read_file(page);
+  auto filed = env.verify({"--file"});
+  EXPECT_NE(filed.out.find("filed into the wiki"), std::string::npos) << filed.out << filed.err;
+  std::string after = read_file(page);
+  EXPECT_NE(after.find("status: filed"), std::string::npos);
+  EXPECT_NE(after.find("verdict: " + out["verdict"].get<std::string>()), std::string::npos);
+  std::string body = before.substr(before.find("\n---", 3));
+  EXPECT_NE(after.find(body), std::string::npos) << "pre-registered text changed";
+  std::string tsv = read_file(page.parent_path() / "RESULTS.tsv");
+  EXPECT_EQ(tsv.rfind("exp_id\tdate\t", 0), 0u);
+  EXPECT_NE(tsv.find("\nv002\t"), std::string::npos);
+  auto [head, branch] = git::head_of(env.wiki);
+  EXPECT_EQ(git::file_at(env.wiki, head,
+                         "wiki/kernel_experiments/rms-norm/pallas/"
+                         "2026-11-30-v002-rms-norm.md"),
+            after);
+}
+
+TEST(VerifyCli, AuthorThatNeverFinishesIsInconclusive) {
+  test::ExampleEnv env;
+  fs::path script = env.root / "silent.json";
+  write_file_atomic(script, R"({"turns": [{"text": "Let me think about this for a while."}]})");
+  auto a = env.author(script.string());
+  EXPECT_EQ(a.exit_code, 2) << a.out << a.err;
+  auto v = env.verify();
+  EXPECT_EQ(v.exit_code, 2);
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "inconclusive");
+  EXPECT_NE(out["reasons"][0].get<std::string>().find("without a valid finish"), std::string::npos);
+  EXPECT_TRUE(env.records("verify_started").empty());
+}
+
+TEST(VerifyCli, WrongKernelIsInvalid) {
+  Authored env;
+  env.replace_final("normkit/rms_norm.py",
+                    "from normkit.reference import CONFIG\n\n\ndef workload(x, scale):\n"
+                    "    return x * scale * 2.0\n");
+  env.verify();
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "invalid") << out.dump(2);
+  EXPECT_EQ(out["receipt"]["verdict"], "FAIL");
+}
+
+TEST(VerifyCli, RelabelledBaselineDidNotFire) {
+  Authored env;
+  env.replace_final("normkit/rms_norm.py",
+                    "from normkit.reference import workload as _w\n\n\ndef workload(x, scale):\n"
+                    "    return _w(x, scale)\n");
+  env.verify();
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "inconclusive") << out.dump(2);
+  EXPECT_NE(out["reasons"][0].get<std::string>().find("did not fire"), std::string::npos);
+}
+
+TEST(VerifyCli, CandidateThatChangesTheReferenceIsInvalid) {
+  Authored env;
+  std::string ref = read_file(env.worktree() / "normkit/reference.py");
+  env.replace_final("normkit/reference.py", ref + "\n# tuned\n");
+  env.verify();
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "invalid") << out.dump(2);
+  EXPECT_NE(out["reasons"][0].get<std::string>().find("changes the reference module"),
+            std::string::npos);
+  EXPECT_TRUE(env.records("verify_started").empty());
+}
+
+// A stand-in for the TPU-side tool: a well-formed, self-hashed PASS receipt at a chosen speedup.
+void write_fixed_receipt_tool(const fs::path& dir, double speedup) {
+  write_file_atomic(
+      dir / "fixed-verify",
+      "#!/usr/bin/python3\nimport hashlib, json, sys\n"
+      "r = {'cmd': 'verify', 'mode': 'full', 'verdict': 'PASS', 'gates': {'parity': "
+      "True, 'measure': True, 'firing': True}, 'p50_ms': {'baseline': 1.0, "
+      "'candidate': " +
+          std::to_string(1.0 / speedup) + "}, 'speedup': 1.0 / " + std::to_string(1.0 / speedup) +
+          ", 'parity_verdict': 'PASS', 'measure_verdict': 'PASS', 'hlo_audit': "
+          "{'status': 'FIRED', 'custom_call_count': 2, 'checks': {}}, "
+          "'anomalies': [], 'reproduction': {'status': 'NO_CLAIM'}, 'artifact_dir': '.'}\n"
+          "body = json.dumps(r, sort_keys=True, separators=(',', ':'), default=str)\n"
+          "r['self_sha256'] = hashlib.sha256(body.encode()).hexdigest()\n"
+          "json.dump(r, open(sys.argv[1], 'w'), indent=2, sort_keys=True)\n");
+  fs::permissions(dir / "fixed-verify", fs::perms::owner_all | fs::perms::others_read |
+                                            fs::perms::others_exec | fs::perms::group_read |
+                                            fs::perms::group_exec);
+}
+
+TEST(VerifyCli, PassBelowTheBarIsRefuted) {
+  Authored env;
+  fs::path tools = env.root / "fixed";
+  fs::create_directories(tools);
+  write_fixed_receipt_tool(tools, 1.01);
+  auto v = env.verify({"--tool-dir", tools.string(), "--verify-cmd", "fixed-verify {receipt}"});
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "refuted") << out.dump(2) << v.err;
+  EXPECT_NE(out["reasons"][0].get<std::string>().find("below the bar"), std::string::npos);
+  EXPECT_EQ(v.exit_code, 0);
+}
+
+TEST(VerifyCli, TamperedReceiptIsInconclusive) {
+  Authored env;
+  auto v = env.verify(
+      {"--verify-cmd",
+       "sh -c 'kverify verify --baseline {reference} --candidate {candidate} --mode {mode} "
+       "--family {family} --bar {bar} --artifact-dir {artifact_dir} --receipt {receipt}; "
+       "sed -i \"s/\\\"speedup\\\": [0-9.]*/\\\"speedup\\\": 9.5/\" {receipt}'"});
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "inconclusive") << out.dump(2) << v.err;
+  EXPECT_FALSE(out["receipt"]["ok"].get<bool>());
+  EXPECT_EQ(out["reasons"][0], "no valid receipt");
+  EXPECT_EQ(test::run_kdispatch({"receipt", "verify",
+                                 (env.wiki / out["receipt"]["path"].get<std::string>()).string()})
+                .exit_code,
+            2);
+}
+
+TEST(VerifyCli, WaitsForAChipLockHeldByAnotherProcess) {
+  Authored env;
+  // Someone runs by hand on the verifier's chip, the way people do: flock(1) on its lock file.
+  auto t0 = std::chrono::steady_clock::now();
+  auto holder = test::run_process({"sh", "-c",
+                                   "flock " + (env.root / "chip1.lock").string() +
+                                       " sleep 3 >/dev/null 2>&1 & sleep 0.5; echo started"});
+  ASSERT_EQ(holder.exit_code, 0);
+  auto v = env.verify();
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 2.5) << "the verifier ran while chip 1 was held";
+  EXPECT_NE(v.err.find("waiting for a chip lock"), std::string::npos) << v.err;
+  EXPECT_EQ(env.outcome()["verifier"]["chip"], "1");
+}
+
+}  // namespace
+}  // namespace kd
+
+namespace kd {
+namespace {
+
+TEST(VerifyCli, LlmVerifierReportIsCheckedAgainstTheReceiptAndFiled) {
+  Authored env;
+  auto v =
+      env.verify({"--provider", "fake", "--script", test::ExampleEnv::script("verifier.json")});
+  json out = env.outcome();
+  ASSERT_TRUE(out["receipt"]["ok"].get<bool>()) << v.err;
+  EXPECT_EQ(out["llm_verifier"]["end_reason"], "finished") << out.dump(2);
+  EXPECT_TRUE(out["llm_verifier"]["accepted"].get<bool>());
+  // Its transcript is intact, and its head is the one the outcome records.
+  contract::ChainReport chain =
+      contract::verify_chain_file(env.run_dir() / "verifier/transcript.jsonl");
+  ASSERT_TRUE(chain.ok) << chain.reason;
+  EXPECT_EQ(out["transcript_heads"]["verifier"], chain.head);
+  // Its first report quoted a number the receipt does not hold and had no audit line: refused.
+  std::string transcript = read_file(env.run_dir() / "verifier/transcript.jsonl");
+  EXPECT_NE(transcript.find("the number 3.14 is not in the receipt"), std::string::npos);
+  EXPECT_NE(transcript.find("hlo_dump: no audit line"), std::string::npos);
+  // The accepted sections are filed verbatim, with the receipt's own speedup.
+  std::string filing = read_file(env.run_dir() / "filing.md");
+  EXPECT_NE(filing.find("Hypothesis-firing audit: HYPOTHESIS FIRING CONFIRMED — the receipt's"),
+            std::string::npos)
+      << filing;
+  std::string receipt = read_file(env.wiki / out["receipt"]["path"].get<std::string>());
+  size_t at = filing.find("| speedup ");
+  ASSERT_NE(at, std::string::npos) << filing;
+  std::string quoted = filing.substr(at + 10, filing.find(' ', at + 10) - at - 10);
+  EXPECT_NE(receipt.find(quoted), std::string::npos) << quoted;
+  EXPECT_NE(filing.find("Transcript head: verifier " + chain.head), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kd

@@ -1,0 +1,39 @@
+// Verdicts by fixed rules (DESIGN §8), from a validated receipt and the author's paper trail.
+// Author numbers never enter: only the receipt's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "contract/verdict.h"
+
+namespace kd::verify {
+
+struct VerdictInputs {
+  // The verifier's receipt, as validated (audit's receipt check).
+  bool receipt_valid = false;
+  std::vector<std::string> receipt_problems;
+  std::string receipt_verdict;  // PASS | FAIL | ...
+  std::string mode;             // screen | full
+  std::string parity_verdict;   // PASS | FAIL
+  bool measure_gate = false;
+  bool firing_gate = false;  // the receipt's firing audit
+  long custom_call_count = 0;
+  double speedup = 0;  // baseline p50 / candidate p50, from the receipt
+  // The pre-registration.
+  double bar = 0;
+  std::string intervention_class;  // refute | flag | xla-rewrite | kernel-authored
+  // The author's paper trail; any defect caps the verdict at inconclusive.
+  std::vector<std::string> unrun_plan_items;  // neither run nor abandoned with a reason
+  std::vector<std::string> rows_without_commit;
+  bool ledger_has_loaded_line = false;
+};
+
+struct Decision {
+  contract::Verdict verdict = contract::Verdict::Inconclusive;
+  std::vector<std::string> reasons;  // why, in order of the rules
+};
+
+Decision decide_verdict(const VerdictInputs& in);
+
+}  // namespace kd::verify

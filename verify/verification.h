@@ -1,0 +1,80 @@
+// One verification of an ended author phase, phase by phase: the candidate the finish names,
+// its frozen snapshot, the measurement in the verifier's box on a chip the pipeline provides, the
+// receipt's check, an optional reviewer of the receipt, then the verdict by the fixed rules with
+// its outcome.json and filing proposal. The pipeline (dispatcher/verify_run.h) supplies the chip
+// and the journal; nothing here picks a chip, locks one or runs a model.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "briefs/brief.h"
+#include "contract/run_record.h"
+#include "sandbox/box.h"
+#include "verify/verdict_rules.h"
+
+namespace kd::verify {
+
+// Chip work: the box to open (its chip left unset) and the command to run in it.
+struct ChipJob {
+  sandbox::BoxSpec spec;
+  sandbox::RunRequest request;
+};
+
+struct ChipRun {
+  std::string chip;  // the chip's id
+  sandbox::RunResult result;
+};
+
+// Runs a job on a chip the pipeline chooses and holds for the whole run; calls `on_start` with
+// the chip's id once it is held and before the command starts.
+using ChipRunner = std::function<ChipRun(const ChipJob& job,
+                                         const std::function<void(const std::string&)>& on_start)>;
+
+// Appends a journal record (type, data) for this experiment.
+using Recorder = std::function<void(const char* type, nlohmann::json data)>;
+
+// What an optional reviewer of a valid receipt (the LLM verifier) returns: its sections replace
+// the ones written from the receipt in the filing; the verdict stays the rules'.
+struct Review {
+  nlohmann::json record;                // end reason, transcript head, accepted
+  std::optional<std::string> sections;  // accepted report, rendered
+  std::string transcript_head;
+};
+struct ReviewInput {
+  std::filesystem::path snapshot, reference, candidate, receipt, artifact_dir;
+  std::string receipt_rel;  // wiki-relative
+  std::string chip;
+  std::string mode;
+};
+using Reviewer = std::function<Review(const ReviewInput&)>;
+
+struct VerificationInput {
+  std::filesystem::path run_dir;
+  contract::RunRecord run;
+  std::optional<nlohmann::json> finish;  // author/finish.json, when the author finished
+  briefs::Brief brief;
+  std::string mode = "full";              // screen | full
+  std::optional<std::string> verify_cmd;  // else the binding's verify_command, else kgate
+  std::vector<std::filesystem::path> tool_dirs;
+  // The receipt record a previous attempt validated (journal): reused when it is of this very
+  // candidate and the file is unchanged, so a resumed verification measures nothing twice.
+  std::optional<nlohmann::json> prior;
+};
+
+struct VerificationResult {
+  Decision decision;
+  nlohmann::json outcome;  // as written to <run>/outcome.json
+};
+
+// Runs the verification and writes outcome.json and filing.md into the run directory. Throws
+// kd::Error for environment failures (git, a layer of the box); everything the author or the
+// verify command did wrong ends in a verdict with its reasons.
+VerificationResult run_verification(const VerificationInput& input, const ChipRunner& chips,
+                                    const Recorder& record, const Reviewer& reviewer = {});
+
+}  // namespace kd::verify

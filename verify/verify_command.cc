@@ -1,0 +1,70 @@
+#include "verify/verify_command.h"
+
+#include "common/errors.h"
+
+namespace kd::verify {
+namespace {
+
+std::string substitute(const std::string& word, const std::map<std::string, std::string>& values) {
+  std::string out;
+  for (size_t i = 0; i < word.size();) {
+    if (word[i] == '{') {
+      size_t close = word.find('}', i);
+      if (close == std::string::npos) throw Error("verify command: unclosed '{' in " + quote(word));
+      std::string name = word.substr(i + 1, close - i - 1);
+      auto it = values.find(name);
+      if (it == values.end()) {
+        std::string known;
+        for (const auto& [k, _] : values)
+          known += (known.empty() ? "" : ", ") + ("{" + k + "}");
+        throw Error("verify command: unknown placeholder {" + name + "} (known: " + known + ")");
+      }
+      out += it->second;
+      i = close + 1;
+    } else {
+      out += word[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_verify_command(const std::string& tmpl,
+                                               const std::map<std::string, std::string>& values) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  char q = 0;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    char c = tmpl[i];
+    if (q) {
+      if (c == q) {
+        q = 0;
+      } else if (c == '\\' && q == '"' && i + 1 < tmpl.size()) {
+        cur += tmpl[++i];
+      } else {
+        cur += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      q = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < tmpl.size()) {
+      cur += tmpl[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(substitute(cur, values));
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (q) throw Error("verify command: unterminated quote in " + quote(tmpl));
+  if (in_word) words.push_back(substitute(cur, values));
+  if (words.empty()) throw Error("verify command is empty");
+  return words;
+}
+
+}  // namespace kd::verify
