@@ -1,4 +1,4 @@
-// System prompts per role (DESIGN §4): the author gets its brief plus the output contract it
+// System prompts per role (docs/briefs.md): the author gets its brief plus the output contract it
 // must return through `finish`; the verifier gets its own brief and nothing else.
 #pragma once
 

@@ -1,4 +1,4 @@
-// One LLM agent session: the tool-use loop (DESIGN §6). The loop runs on the caller's
+// One LLM agent session: the tool-use loop (docs/agents.md). The loop runs on the caller's
 // io_context; every tool call runs on a separate pool through ToolHost (implemented by the
 // dispatcher over the session's sandbox box); everything is recorded in the transcript.
 #pragma once

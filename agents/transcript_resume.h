@@ -1,7 +1,7 @@
-// Rebuilding a session from its transcript after a crash (DESIGN §10): the chain is verified,
-// a torn last line is set aside to be cut, the conversation is taken up to the last complete
-// turn, and the session's counters are summed over every record, so a resumed session goes on
-// with the same budgets and never pays for a turn twice.
+// Rebuilding a session from its transcript after a crash (docs/dispatcher.md): the chain is
+// verified, a torn last line is set aside to be cut, the conversation is taken up to the last
+// complete turn, and the session's counters are summed over every record, so a resumed session goes
+// on with the same budgets and never pays for a turn twice.
 #pragma once
 
 #include <cstdint>

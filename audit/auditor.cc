@@ -54,7 +54,7 @@ const std::map<std::string, RuleText>& rule_texts() {
         ".claude/skills/author-kernel/SKILL.md § Output contract (receipt column)"}},
       {"commit_grammar",
        {"reword the commit as candN(<family> vNNN): <what> — <signal>",
-        "wiki/kernel_experiments/program.md § Discipline; DESIGN §1 (commit grammar)"}},
+        "wiki/kernel_experiments/program.md § Discipline (commit grammar)"}},
       {"loaded_line",
        {"read BRIEFS.md, concepts/pallas-kernel.md and the class page, then add the loaded: line "
         "first",

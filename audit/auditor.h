@@ -1,5 +1,5 @@
 // `kdispatch audit` as a library: reads transcripts and run directories, normalizes them to
-// events and applies the rules of policies/audit.json (DESIGN §11). Streaming: memory is
+// events and applies the rules of policies/audit.json (docs/audit.md). Streaming: memory is
 // bounded by the longest line plus per-rule state that grows only with distinct paths,
 // candidates and receipts.
 #pragma once

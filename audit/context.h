@@ -1,4 +1,4 @@
-// What the audit rules check against (DESIGN §11): filled from command-line flags, from a
+// What the audit rules check against (docs/audit.md): filled from command-line flags, from a
 // kdispatch transcript's header, or from a foreign transcript's recorded working directory.
 // An empty field means "not known": the rules that need it report "not checked" with what is
 // missing.

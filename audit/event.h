@@ -1,4 +1,4 @@
-// The one event stream every transcript format is normalized to (DESIGN §11).
+// The one event stream every transcript format is normalized to (docs/audit.md).
 #pragma once
 
 #include <cstdint>

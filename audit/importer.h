@@ -1,4 +1,4 @@
-// Reads one transcript file of any supported harness and turns it into Events (DESIGN §11).
+// Reads one transcript file of any supported harness and turns it into Events (docs/audit.md).
 // Formats: kdispatch transcripts, Claude Code session JSONL, Codex rollout JSONL (plain or .zst)
 // and the `codex exec --json` stream. Unknown record types are counted, malformed lines and a
 // torn last line are reported; none of them stops the import.

@@ -1,5 +1,5 @@
 // Recognizes file reads, writes and commits inside shell command text and apply_patch bodies.
-// Heuristic by nature (DESIGN §11): it catches the common forms (redirections, tee, sed -i, cp,
+// Heuristic by nature (docs/audit.md): it catches the common forms (redirections, tee, sed -i, cp,
 // mv, rm, touch, cat/head/tail/sed -n/less, git commit -m, cd) and never claims more.
 #pragma once
 

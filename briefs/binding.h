@@ -1,5 +1,5 @@
 // The family binding (wiki/kernel_experiments/<slug>/pallas/program.md): its front matter keys,
-// typed (DESIGN §3).
+// typed (docs/briefs.md).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// The author brief (DESIGN §4): the ten checklist items of the authoring skill resolved from the
-// wiki's committed content, or the full list of reasons it cannot be assembled.
+// The author brief (docs/briefs.md): the ten checklist items of the authoring skill resolved from
+// the wiki's committed content, or the full list of reasons it cannot be assembled.
 #pragma once
 
 #include <filesystem>

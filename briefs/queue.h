@@ -1,4 +1,4 @@
-// The campaign queue (DESIGN §10, `kdispatch run`): every experiment page of the wiki whose
+// The campaign queue (docs/dispatcher.md, `kdispatch run`): every experiment page of the wiki whose
 // status is in_progress, family by family, in experiment order.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The verifier's brief (DESIGN §4): the fields of the kernel-verifier input table, the
+// The verifier's brief (docs/briefs.md): the fields of the kernel-verifier input table, the
 // pre-registered bar and hypothesis, and BRIEFS sections 1 and 3 pasted. Nothing of the author's
 // transcript goes in.
 #pragma once

@@ -1,4 +1,4 @@
-// kdispatch sandbox exec: one command in a fresh sandbox (DESIGN §5, §12).
+// kdispatch sandbox exec: one command in a fresh sandbox (docs/sandbox.md, docs/architecture.md).
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -1,4 +1,4 @@
-// The MODEL options shared by the commands that talk to a model (DESIGN §12):
+// The MODEL options shared by the commands that talk to a model (docs/architecture.md):
 // --provider anthropic|openai|fake [--model NAME] [--base-url URL] [--script FILE], and the
 // per-session budgets.
 #pragma once

@@ -1,4 +1,4 @@
-// Exit statuses shared by every kdispatch command (DESIGN §12).
+// Exit statuses shared by every kdispatch command (docs/architecture.md).
 #pragma once
 
 namespace kd {

@@ -1,4 +1,4 @@
-// The chip inventory (DESIGN §7): policies/chips.json or --chips FILE.
+// The chip inventory (docs/dispatcher.md): policies/chips.json or --chips FILE.
 //   {"chips": [{"id": "0", "kind": "tpu", "lock": "/tmp/tpu-chip-0.lock",
 //               "env": {"TPU_VISIBLE_DEVICES": "0"}, "devices": ["/dev/accel0"]}, ...]}
 #pragma once

@@ -1,5 +1,6 @@
-// Receipt validation (DESIGN §8): the self-hash, the cmd, and the arithmetic a forger would have
-// to keep consistent. The dispatcher takes verdict inputs only from a receipt that passed here.
+// Receipt validation (docs/receipts.md): the self-hash, the cmd, and the arithmetic a forger would
+// have to keep consistent. The dispatcher takes verdict inputs only from a receipt that passed
+// here.
 #pragma once
 
 #include <filesystem>

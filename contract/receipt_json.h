@@ -1,5 +1,5 @@
 // A JSON reader and canonical writer that reproduce Python's json module byte for byte, so a
-// receipt's self-hash can be recomputed exactly as kgate computed it (DESIGN §8).
+// receipt's self-hash can be recomputed exactly as kgate computed it (docs/receipts.md).
 //
 // The reader keeps each number's original token, accepts Python's `NaN`, `Infinity` and
 // `-Infinity`, and rejects what Python would not read (control characters in strings, invalid

@@ -1,5 +1,5 @@
-// The hash chain of kdispatch transcripts (DESIGN §9), shared by the writer (agents) and the
-// verifiers (audit, `kdispatch transcript verify`).
+// The hash chain of kdispatch transcripts (docs/transcripts.md), shared by the writer (agents) and
+// the verifiers (audit, `kdispatch transcript verify`).
 //
 // One record per line, fields in this fixed order:
 //   {"seq":N,"prev":"<hex>","ts":"...","session":"...","role":"...","type":"...","data":{...},

@@ -1,6 +1,6 @@
-// One author dispatch (`kdispatch author`, DESIGN §12): brief -> worktree on a fresh branch ->
-// the author's box -> the tool-use loop -> commits and a validated finish, all journalled and
-// transcribed under <run-root>/<campaign>/<slug>-<vNNN>/.
+// One author dispatch (`kdispatch author`, docs/architecture.md): brief -> worktree on a fresh
+// branch -> the author's box -> the tool-use loop -> commits and a validated finish, all journalled
+// and transcribed under <run-root>/<campaign>/<slug>-<vNNN>/.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-// The author's tools as the dispatcher runs them (DESIGN §6): file tools and commands inside the
-// session's box, run_on_chip under the chip lock for that call only, git_diff and commit on the
+// The author's tools as the dispatcher runs them (docs/agents.md): file tools and commands inside
+// the session's box, run_on_chip under the chip lock for that call only, git_diff and commit on the
 // host through libgit2 with the grammar enforced. The agents layer has already checked the
 // arguments against the schemas; what is checked here needs the experiment.
 #pragma once

@@ -1,5 +1,5 @@
-// The overnight loop (`kdispatch run`, DESIGN §7, §10): every committed in_progress experiment of
-// the wiki (or of the named families) goes author -> verifier -> verdict. Families run in
+// The overnight loop (`kdispatch run`, docs/dispatcher.md): every committed in_progress experiment
+// of the wiki (or of the named families) goes author -> verifier -> verdict. Families run in
 // parallel, each family's experiments one after another; every state change is journalled, so
 // a campaign killed at any point is finished by running it again with `resume`.
 #pragma once

@@ -1,5 +1,5 @@
-// The state of every experiment of a campaign, folded from its journal (DESIGN §10). The same
-// fold serves `kdispatch status` and `kdispatch run --resume`.
+// The state of every experiment of a campaign, folded from its journal (docs/dispatcher.md). The
+// same fold serves `kdispatch status` and `kdispatch run --resume`.
 #pragma once
 
 #include <map>

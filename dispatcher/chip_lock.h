@@ -1,5 +1,6 @@
-// Chip locks (DESIGN §7): flock(2) on each chip's lock file, so kdispatch and people running
-// `flock /tmp/tpu-chip-N.lock ...` by hand respect each other, and a crashed holder releases.
+// Chip locks (docs/dispatcher.md): flock(2) on each chip's lock file, so kdispatch and people
+// running `flock /tmp/tpu-chip-N.lock ...` by hand respect each other, and a crashed holder
+// releases.
 #pragma once
 
 // Boost 1.74 awaitable.hpp uses std::exchange without including <utility>.

@@ -1,6 +1,6 @@
-// The campaign journal (DESIGN §10): one JSON line per state change, fsynced before the change
-// is acted on, so `kdispatch run --resume` can rebuild the campaign after kill -9. One Journal
-// object per campaign is shared by every session of a run; appends are serialized.
+// The campaign journal (docs/dispatcher.md): one JSON line per state change, fsynced before the
+// change is acted on, so `kdispatch run --resume` can rebuild the campaign after kill -9. One
+// Journal object per campaign is shared by every session of a run; appends are serialized.
 //
 // Crash injection for the resume tests: KDISPATCH_CRASH_AFTER=<type>[:<n>] makes the process
 // SIGKILL itself right after the n-th (default first) durable record of that type.

@@ -1,7 +1,7 @@
-// The optional LLM verifier (DESIGN §4, §8): a session given the verifier brief only, reading the
-// receipt and the frozen snapshot, returning the four sections of the verifier's output contract.
-// Its report is checked before it is accepted: the firing audit line in its grammar, and every
-// decimal number it quotes found in the receipt. It never decides the verdict.
+// The optional LLM verifier (docs/briefs.md, docs/receipts.md): a session given the verifier brief
+// only, reading the receipt and the frozen snapshot, returning the four sections of the verifier's
+// output contract. Its report is checked before it is accepted: the firing audit line in its
+// grammar, and every decimal number it quotes found in the receipt. It never decides the verdict.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-// One verification (`kdispatch verify`, DESIGN §8): the final candidate commit frozen into a
-// snapshot, the verify command in the verifier's box on a chip other than the author's (locked
+// One verification (`kdispatch verify`, docs/dispatcher.md): the final candidate commit frozen into
+// a snapshot, the verify command in the verifier's box on a chip other than the author's (locked
 // for the whole verification), the receipt written where the author can never write, then the
 // verdict by fixed rules into <run>/outcome.json and a filing proposal.
 #pragma once

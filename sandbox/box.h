@@ -1,4 +1,4 @@
-// The long-lived box of one agent session (DESIGN §5): the namespaces, the mount tree and the
+// The long-lived box of one agent session (docs/sandbox.md): the namespaces, the mount tree and the
 // cgroup are made once in Box::open; every command or file operation is a child spawned inside
 // them and confined again (Landlock, seccomp, no capabilities, rlimits) before it runs.
 #pragma once

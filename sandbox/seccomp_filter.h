@@ -1,4 +1,4 @@
-// The seccomp deny-list of DESIGN §5, built with libseccomp: EPERM for mounts and the new
+// The seccomp deny-list (docs/sandbox.md), built with libseccomp: EPERM for mounts and the new
 // mount API, namespace creation, ptrace and process_vm_*, bpf, perf_event_open, userfaultfd,
 // keyrings, io_uring, kexec and modules, personality, TIOCSTI/TIOCLINUX (compared on the low 32
 // bits the kernel uses), socket families other than AF_UNIX/AF_INET/AF_INET6; clone3 gets

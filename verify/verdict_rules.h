@@ -1,5 +1,5 @@
-// Verdicts by fixed rules (DESIGN §8), from a validated receipt and the author's paper trail.
-// Author numbers never enter: only the receipt's.
+// Verdicts by fixed rules (docs/dispatcher.md), from a validated receipt and the author's paper
+// trail. Author numbers never enter: only the receipt's.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
-// The verify command (DESIGN §8, §12): --verify-cmd, else the binding's verify_command, else
-// the kgate template; placeholders {reference} {candidate} {mode} {family} {bar} {claim}
-// {artifact_dir} {receipt}.
+// The verify command (docs/receipts.md, docs/architecture.md): --verify-cmd, else the binding's
+// verify_command, else the kgate template; placeholders {reference} {candidate} {mode} {family}
+// {bar} {claim} {artifact_dir} {receipt}.
 #pragma once
 
 #include <map>

@@ -1,5 +1,5 @@
-// Resuming a session from its transcript (DESIGN §10): a session against the fake server is cut
-// after every record and in the middle of lines, as a kill -9 would leave it, and resumed; the
+// Resuming a session from its transcript (docs/dispatcher.md): a session against the fake server is
+// cut after every record and in the middle of lines, as a kill -9 would leave it, and resumed; the
 // resumed transcript verifies, no complete turn is asked or run twice, and the finish is the
 // one of the uninterrupted run.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The escape battery of sandboxes.md §5 (every row; rows 55-56 with stand-in device nodes, row
+// The escape battery of docs/sandbox.md (every row; rows 55-56 with stand-in device nodes, row
 // 53 for the sandbox's half): real attempts by tests/sandbox/probe.cc inside `kdispatch sandbox
 // exec`, each with a positive control, and a host-side fingerprint taken before and after. Every
 // test runs with kdispatch as root and as nobody.

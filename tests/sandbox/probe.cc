@@ -1,4 +1,4 @@
-// A misbehaving program for the escape battery (sandboxes.md §5): run inside a sandbox, it makes
+// A misbehaving program for the escape battery (docs/sandbox.md): run inside a sandbox, it makes
 // real attempts and prints one line per operation: "OK [detail]" or "ERR <ERRNO>".
 //   sandbox_probe OP [ARG...] [\; OP [ARG...]]...
 #include <arpa/inet.h>

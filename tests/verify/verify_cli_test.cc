@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// The verdict DESIGN §8 gives a valid verify receipt of the example (bar 1.02, kernel-authored).
+// The verdict the rules (docs/dispatcher.md) give a valid verify receipt of the example (bar 1.02,
+// kernel-authored).
 std::string expected_verdict(const json& r) {
   if (r["parity_verdict"] != "PASS") return "invalid";
   if (!r["gates"]["firing"].get<bool>() || r["hlo_audit"]["custom_call_count"] == 0)
