@@ -1,8 +1,10 @@
-// The importers: shared sample transcripts import without loss, long lines and .zst stream,
-// unknown records are counted, torn last lines are reported.
+// The importers: the sample sessions of tests/audit/fixtures (Claude Code, a Claude subagent,
+// Codex rollouts of mixed tool generations, `codex exec --json`) import without loss, long lines
+// and .zst stream, unknown records are counted, torn last lines are reported.
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -19,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path samples() {
-  return fs::path(KD_SOURCE_DIR) / ".." / "shared" / "fixtures" / "transcripts";
+  return fs::path(KD_SOURCE_DIR) / "tests/audit/fixtures";
 }
 
 struct Imported {
@@ -49,71 +51,103 @@ bool has(const Imported& im, EventKind kind, const std::string& path_or_text) {
   return false;
 }
 
-#define REQUIRE_SAMPLES()           \
-  if (!fs::is_directory(samples())) \
-  GTEST_SKIP() << "shared sample transcripts not present at " << samples()
+const std::string kWorktree = "/home/mei/lnorm";
+
+size_t count(const Imported& im, EventKind kind) {
+  return size_t(std::count_if(im.events.begin(), im.events.end(),
+                              [&](const Event& e) { return e.kind == kind; }));
+}
 
 TEST(Import, ClaudeCodeSampleWithoutLoss) {
-  REQUIRE_SAMPLES();
-  Imported im = import(samples() / "claude_main.jsonl");
+  Imported im = import(samples() / "claude_session.jsonl");
   EXPECT_EQ(im.stats.format, Format::ClaudeCode);
-  EXPECT_EQ(im.stats.lines, line_count(samples() / "claude_main.jsonl"));
+  EXPECT_EQ(im.stats.lines, line_count(samples() / "claude_session.jsonl"));
   EXPECT_EQ(im.stats.malformed, 0u);
+  // summary, file-history-snapshot, progress and compact_boundary lines are known bookkeeping.
   EXPECT_TRUE(im.stats.unknown.empty());
   EXPECT_FALSE(im.stats.torn_last_line);
-  EXPECT_EQ(im.first_cwd, "/home/ana/kern");
-  EXPECT_TRUE(has(im, EventKind::FileWrite, "/home/ana/kern/softmax.cu"));
-  EXPECT_TRUE(
-      has(im, EventKind::Command, "nvcc -O3 -arch=sm_90 -o bench softmax.cu bench.cu && ./bench"));
-  EXPECT_TRUE(has(im, EventKind::ModelText, "Building and benchmarking."));
-  bool subagent = false, command_cwd = false;
+  EXPECT_EQ(im.first_cwd, kWorktree);
+  EXPECT_TRUE(has(im, EventKind::FileRead, kWorktree + "/ref/layer_norm_ref.py"));
+  EXPECT_TRUE(has(im, EventKind::FileWrite, kWorktree + "/lnorm_kernel.py"));
+  EXPECT_TRUE(has(im, EventKind::FileRead, kWorktree + "/kernels"));         // Grep with a path
+  EXPECT_TRUE(has(im, EventKind::FileWrite, kWorktree + "/logs/time.txt"));  // a redirection
+  EXPECT_TRUE(has(im, EventKind::Command,
+                  "python check_parity.py --shape tiny && python time_it.py > logs/time.txt"));
+  EXPECT_TRUE(has(im, EventKind::ModelText, "Checking parity, then timing."));
+  // A message whose content is a plain string is model text too.
+  EXPECT_TRUE(has(im, EventKind::ModelText,
+                  "The edit is in; the timing log is in logs/time.txt for the verifier."));
+  EXPECT_TRUE(has(im, EventKind::Subagent, "general-purpose: Look for masking bugs"));
+  // The Write and the relative Edit of the kernel, nothing for the Glob without a path.
+  size_t kernel_writes = 0;
+  bool command_cwd = false;
   for (const auto& e : im.events) {
-    subagent = subagent || e.kind == EventKind::Subagent;
-    command_cwd = command_cwd || (e.kind == EventKind::Command && e.cwd == "/home/ana/kern");
+    kernel_writes += e.kind == EventKind::FileWrite && e.path == kWorktree + "/lnorm_kernel.py";
+    command_cwd = command_cwd || (e.kind == EventKind::Command && e.cwd == kWorktree);
   }
-  EXPECT_TRUE(subagent);
+  EXPECT_EQ(kernel_writes, 2u);
   EXPECT_TRUE(command_cwd);
+  EXPECT_EQ(count(im, EventKind::FileRead), 2u);
 }
 
 TEST(Import, ClaudeSubagentSampleWithoutLoss) {
-  REQUIRE_SAMPLES();
-  Imported im = import(samples() / "claude_subagent_agent-a7f3c21.jsonl");
+  Imported im = import(samples() / "claude_subagent.jsonl");
   EXPECT_EQ(im.stats.format, Format::ClaudeCode);
-  EXPECT_EQ(im.stats.lines, line_count(samples() / "claude_subagent_agent-a7f3c21.jsonl"));
+  EXPECT_EQ(im.stats.lines, line_count(samples() / "claude_subagent.jsonl"));
   EXPECT_EQ(im.stats.malformed, 0u);
   EXPECT_TRUE(im.stats.unknown.empty());
-  EXPECT_FALSE(im.events.empty());
+  EXPECT_TRUE(has(im, EventKind::FileRead, kWorktree + "/lnorm_kernel.py"));
+  EXPECT_TRUE(has(im, EventKind::Command, "grep -n mask lnorm_kernel.py"));
+  EXPECT_TRUE(has(im, EventKind::ModelText, "The mask covers every row."));
 }
 
 TEST(Import, CodexRolloutSampleWithoutLoss) {
-  REQUIRE_SAMPLES();
   Imported im = import(samples() / "codex_rollout.jsonl");
   EXPECT_EQ(im.stats.format, Format::CodexRollout);
   EXPECT_EQ(im.stats.lines, line_count(samples() / "codex_rollout.jsonl"));
   EXPECT_EQ(im.stats.malformed, 0u);
   EXPECT_TRUE(im.stats.unknown.empty());
+  EXPECT_EQ(im.first_cwd, kWorktree);
   EXPECT_TRUE(has(im, EventKind::FileRead,
-                  "/home/ana/kern/ref_softmax.py"));  // sed -n, relative to workdir
-  EXPECT_TRUE(has(im, EventKind::FileWrite, "/home/ana/kern/softmax.cu"));  // apply_patch Add File
-  EXPECT_TRUE(has(im, EventKind::Command,
-                  "'bash' '-lc' 'nvcc -O3 -o bench softmax.cu bench.cu && ./bench'"));
+                  kWorktree + "/ref/layer_norm_ref.py"));  // sed -n, relative to workdir
+  EXPECT_TRUE(has(im, EventKind::Command, "sed -n 1,60p ref/layer_norm_ref.py"));
+  EXPECT_TRUE(has(im, EventKind::FileWrite, kWorktree + "/lnorm_kernel.py"));  // Add File
+  EXPECT_TRUE(has(im, EventKind::Command, "'bash' '-lc' 'python check_parity.py --shape tiny'"));
+  // exec_command's relative workdir is resolved against the session's cwd.
+  EXPECT_TRUE(has(im, EventKind::FileWrite, kWorktree + "/bench/logs/time.txt"));
+  EXPECT_TRUE(has(im, EventKind::Command, "'ls' 'logs'"));  // local_shell_call
+  EXPECT_TRUE(has(im, EventKind::Subagent, "reviewer"));    // spawn_agent
+  EXPECT_TRUE(has(im, EventKind::ModelText,
+                  "The kernel is in lnorm_kernel.py; its timing log is logs/time.txt for the "
+                  "verifier."));
+  // The Add File patch and the older generation's apply_patch argv inside `shell`.
+  size_t kernel_writes = 0;
+  for (const auto& e : im.events)
+    kernel_writes += e.kind == EventKind::FileWrite && e.path == kWorktree + "/lnorm_kernel.py";
+  EXPECT_EQ(kernel_writes, 2u);
+  // event_msg lines repeat what the calls say: no event of their own.
+  EXPECT_EQ(count(im, EventKind::ModelText), 1u);
 }
 
 TEST(Import, CodexExecAndChildSamplesWithoutLoss) {
-  REQUIRE_SAMPLES();
   Imported ex = import(samples() / "codex_exec.jsonl");
   EXPECT_EQ(ex.stats.format, Format::CodexExec);
+  EXPECT_EQ(ex.stats.lines, line_count(samples() / "codex_exec.jsonl"));
   EXPECT_EQ(ex.stats.malformed, 0u);
   EXPECT_TRUE(ex.stats.unknown.empty());
-  EXPECT_TRUE(has(ex, EventKind::FileWrite, "/home/ana/kern/softmax.cu"));
-  Imported child = import(samples() / "codex_child_session_meta.jsonl");
+  EXPECT_TRUE(ex.first_cwd.empty());  // the exec stream records no directory
+  EXPECT_TRUE(has(ex, EventKind::FileWrite, kWorktree + "/lnorm_kernel.py"));
+  EXPECT_TRUE(has(ex, EventKind::ModelText, "The kernel is written; the verifier times it."));
+  EXPECT_EQ(count(ex, EventKind::Command), 1u);  // item.started is not a second command
+  Imported child = import(samples() / "codex_child_rollout.jsonl");
   EXPECT_EQ(child.stats.format, Format::CodexRollout);
+  EXPECT_EQ(child.stats.malformed, 0u);
   EXPECT_TRUE(child.stats.unknown.empty());
-  EXPECT_FALSE(child.first_cwd.empty());
+  EXPECT_EQ(child.first_cwd, kWorktree);
+  EXPECT_TRUE(has(child, EventKind::Command, "grep -n mask lnorm_kernel.py"));
 }
 
 TEST(Import, CompressedRolloutMatchesPlain) {
-  REQUIRE_SAMPLES();
   test::TempDir dir;
   std::string plain = read_file(samples() / "codex_rollout.jsonl");
   std::string packed(ZSTD_compressBound(plain.size()), '\0');
@@ -129,12 +163,14 @@ TEST(Import, CompressedRolloutMatchesPlain) {
 }
 
 TEST(Import, SamplesAuditWithoutFindingsOrErrors) {
-  REQUIRE_SAMPLES();
-  std::vector<fs::path> in = {samples() / "claude_main.jsonl", samples() / "codex_rollout.jsonl",
-                              samples() / "codex_exec.jsonl"};
+  std::vector<fs::path> in = {samples() / "claude_session.jsonl",
+                              samples() / "claude_subagent.jsonl",
+                              samples() / "codex_rollout.jsonl", samples() / "codex_exec.jsonl",
+                              samples() / "codex_child_rollout.jsonl"};
   AuditReport r =
       run_audit(in, {}, load_audit_policy(fs::path(KD_SOURCE_DIR) / "policies/audit.json"));
-  EXPECT_EQ(r.files.size(), 3u);
+  EXPECT_EQ(r.files.size(), 5u);
+  EXPECT_TRUE(r.findings.empty()) << r.findings.front().defect;
   EXPECT_EQ(audit_exit_status(r), 0);
 }
 

@@ -1,5 +1,6 @@
-// The real seed pages (index, BRIEFS, class pages, the pallas-kernel stub) combined with a family
-// binding, a stub and doc distillations made here: exactly which sections are pasted.
+// The process pages of a wiki (tests/briefs/fixtures/process-wiki: index, BRIEFS, the mechanics
+// page, one class page per category) combined with a family binding, a stub and doc
+// distillations made here: exactly which sections are pasted, and which are never.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,26 +16,16 @@ namespace fs = std::filesystem;
 namespace kd::briefs {
 namespace {
 
-fs::path seed() {
-  return fs::path(KD_SOURCE_DIR) / ".." / "shared" / "seed-wiki";
+fs::path fixture() {
+  return fs::path(KD_SOURCE_DIR) / "tests/briefs/fixtures/process-wiki";
 }
 
 class SeedWiki : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(seed() / "wiki/kernel-optimization-index.md"))
-      GTEST_SKIP() << "seed wiki not found at " << seed()
-                   << "; these tests need ../shared/seed-wiki";
     wiki_ = fs::path(tmp_.path()) / "wiki";
-    for (const char* rel :
-         {"wiki/kernel-optimization-index.md", "wiki/kernel_experiments/BRIEFS.md",
-          "wiki/concepts/pallas-kernel.md", "wiki/kernels/classes"}) {
-      fs::create_directories((wiki_ / rel).parent_path());
-      fs::copy(seed() / rel, wiki_ / rel, fs::copy_options::recursive);
-    }
-    // Seed files are read-only; the tests edit some of them.
-    for (auto& e : fs::recursive_directory_iterator(wiki_))
-      fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+    fs::create_directories(wiki_);
+    fs::copy(fixture() / "wiki", wiki_ / "wiki", fs::copy_options::recursive);
     write("wiki/kernel_experiments/layer-norm/pallas/program.md",
           "---\nfamily: layer-norm\nhome_repo: normlib\nreference: normlib/ref.py\n"
           "target: normlib/layer_norm.py\nintegration_branch: kernels\nparity_spec: bit-exact\n"
@@ -54,7 +45,7 @@ class SeedWiki : public ::testing::Test {
       write(std::string("wiki/codebases/jax/doc-concepts/") + d + ".md",
             std::string("---\ntitle: ") + d + "\n---\n\nDistilled notes on " + d + ".\n");
     write(".gitignore", "/raw/\n");
-    examples::commit_example(wiki_, "main", "seed pages with a test family");
+    examples::commit_example(wiki_, "main", "process pages with a test family");
     write("raw/code/normlib/normlib/ref.py", "def workload(x):\n    return x\n");
     examples::commit_example(wiki_ / "raw/code/normlib", "kernels", "reference");
   }
@@ -68,7 +59,7 @@ class SeedWiki : public ::testing::Test {
   fs::path wiki_;
 };
 
-TEST_F(SeedWiki, ThePallasKernelStubWithoutDebuggingIsNamedNeverPastedEmpty) {
+TEST_F(SeedWiki, AMechanicsPageWithoutDebuggingIsNamedNeverPastedEmpty) {
   BriefOutcome out = build();
   ASSERT_FALSE(out.brief);
   ASSERT_EQ(out.problems.size(), 1u) << render_problems(out.problems);
@@ -88,23 +79,28 @@ TEST_F(SeedWiki, ExactlyTheMandatedIndexSectionsArePasted) {
   BriefOutcome out = build();
   ASSERT_TRUE(out.brief) << render_problems(out.problems);
   const Brief& b = *out.brief;
+  // The policy names each section; the page's heading may add its own parenthetical.
   std::vector<std::string> index_sections;
   for (const auto& p : b.reading)
     if (p.source == "wiki/kernel-optimization-index.md") index_sections.push_back(p.section);
-  EXPECT_EQ(index_sections,
-            (std::vector<std::string>{
-                "The core thesis", "Generation scope (what transfers, what to re-derive)",
-                "The three sinks of lost time (and their canonical fixes)",
-                "THE WORKFLOW (and why the order is the order)",
-                "Pick the intervention class (the load-bearing decision)",
-                "Kernel categories → the routing table (which class page an author loads)",
-                "Tiling theory", "The dispatch / orchestration floor",
-                "Parity & measurement discipline → the earned rules are in BRIEFS",
-                "Reading the profile: bound → lever"}));
+  EXPECT_EQ(
+      index_sections,
+      (std::vector<std::string>{
+          "The core thesis", "Generation scope (what carries over to the next chip)",
+          "The three sinks of lost time (with the fix for each)",
+          "THE WORKFLOW (each step feeds the next)", "Pick the intervention class (cheapest first)",
+          "Kernel categories → the routing table (category to class page)", "Tiling theory",
+          "The dispatch / orchestration floor",
+          "Parity & measurement discipline → the earned rules are in BRIEFS",
+          "Reading the profile: bound → lever"}));
+  // A section runs to the next heading of its level: its subsections come along.
+  EXPECT_NE(b.reading[6].content.find("### Picking a block shape"), std::string::npos);
+  EXPECT_EQ(b.reading[6].content.find("orchestration floor"), std::string::npos);
   std::string md = b.markdown();
+  EXPECT_EQ(md.find("NOT-PASTED"), std::string::npos);
   for (const char* absent : {"## Load mandate", "## Hardware envelope", "## Operational gotchas",
                              "## Kernel catalog", "## Sources", "## Read order for a new run",
-                             "## Cardinal rule", "## Regeneration", "This file is the **router**"})
+                             "## Cardinal rule", "## Regeneration", "the **router** of"})
     EXPECT_EQ(md.find(absent), std::string::npos) << absent;
 
   // pallas-kernel.md through Debugging, not its See also / Sources tail.
@@ -112,8 +108,10 @@ TEST_F(SeedWiki, ExactlyTheMandatedIndexSectionsArePasted) {
   EXPECT_EQ(m.source, "wiki/concepts/pallas-kernel.md");
   EXPECT_EQ(m.section, "start through Debugging");
   EXPECT_NE(m.content.find("TEST-DEBUGGING"), std::string::npos);
+  EXPECT_NE(m.content.find("## Memory spaces"), std::string::npos);
   EXPECT_EQ(m.content.find("## See also"), std::string::npos);
   EXPECT_EQ(m.content.find("## Sources"), std::string::npos);
+  EXPECT_EQ(m.content.find("title:"), std::string::npos);  // front matter is never pasted
 
   // BRIEFS whole, its fenced '#' lines included; sections 1 and 3 for the verifier.
   const PastedPart& rules = b.reading[11];
@@ -125,14 +123,18 @@ TEST_F(SeedWiki, ExactlyTheMandatedIndexSectionsArePasted) {
     return s;
   }());
   ASSERT_EQ(b.verifier_reading.size(), 2u);
-  EXPECT_EQ(b.verifier_reading[0].section.substr(0, 14), "1. MEASUREMENT");
+  EXPECT_EQ(b.verifier_reading[0].section, "1. MEASUREMENT (one timing helper for every number)");
+  // The fenced '# 4. PARITY' line is code, so section 1 runs on through the whole helper.
   EXPECT_NE(b.verifier_reading[0].content.find("```python"), std::string::npos);
+  EXPECT_NE(b.verifier_reading[0].content.find("return sorted(times)"), std::string::npos);
   EXPECT_EQ(b.verifier_reading[0].content.find("# 2. K1"), std::string::npos);
   EXPECT_EQ(b.verifier_reading[1].section, "3. AUTHOR DISCIPLINE (binding)");
+  EXPECT_NE(b.verifier_reading[1].content.find("## Sweeps"), std::string::npos);
+  EXPECT_EQ(b.verifier_reading[1].content.find("# 4. PARITY & ORACLES"), std::string::npos);
 
   EXPECT_EQ(b.reading[12].source, "wiki/kernels/classes/streaming-reduction.md");
   EXPECT_EQ(b.reading.size(), 18u);
-  // The seed's streaming-reduction page has no verified levers: a named warning.
+  // This wiki's streaming-reduction page has no verified levers: a named warning.
   EXPECT_EQ(b.warnings, (std::vector<std::string>{
                             "activity is capability-eval but the binding lists no no_peek paths",
                             "class page wiki/kernels/classes/streaming-reduction.md has no section "
@@ -141,17 +143,17 @@ TEST_F(SeedWiki, ExactlyTheMandatedIndexSectionsArePasted) {
   EXPECT_EQ(b.binding.target, std::vector<std::string>{"normlib/layer_norm.py"});
 }
 
-TEST(SeedPages, EverySeedMarkdownPageParses) {
-  if (!fs::exists(seed())) GTEST_SKIP() << "seed wiki not found at " << seed();
+TEST(SeedPages, EveryProcessPageParses) {
   int pages = 0;
-  for (auto& e : fs::recursive_directory_iterator(seed())) {
+  for (auto& e : fs::recursive_directory_iterator(fixture() / "wiki")) {
     if (e.path().extension() != ".md") continue;
     SCOPED_TRACE(e.path().string());
     Page p = parse_page(read_file(e.path()), e.path().filename().string());
     EXPECT_FALSE(p.body.empty());
+    EXPECT_FALSE(p.sections.empty());
     ++pages;
   }
-  EXPECT_GE(pages, 15);
+  EXPECT_EQ(pages, 11);  // the index, mechanics, BRIEFS, program and seven class pages
 }
 
 }  // namespace
