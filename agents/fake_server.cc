@@ -16,6 +16,7 @@
 #include "agents/asio.h"
 #include "common/errors.h"
 #include "common/sha256.h"
+#include "common/text.h"
 
 namespace kd::agents {
 
@@ -548,12 +549,8 @@ struct FakeServer::Impl : std::enable_shared_from_this<FakeServer::Impl> {
                                                           : "unknown";
     Seen s;
     s.wire = wire;
-    for (const auto& f : req) {
-      std::string name(f.name_string());
-      for (char& c : name)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      s.headers[name] = std::string(f.value());
-    }
+    for (const auto& f : req)
+      s.headers[lower(std::string(f.name_string()))] = std::string(f.value());
     s.body = req.body();
     std::string rid = wire == "openai" ? "x-request-id: req_fake" : "request-id: req_fake";
     if (wire == "unknown") {

@@ -36,9 +36,8 @@ class FakeServer {
   // Requests answered with a scripted turn and no injected fault (the turns a client paid for).
   size_t answered() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   std::shared_ptr<Impl> impl_;
 };
 
