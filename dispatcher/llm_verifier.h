@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/model_config.h"
 #include "briefs/verifier_brief.h"
 
 namespace kd::dispatcher {
