@@ -13,6 +13,7 @@ namespace kd::agents {
 namespace asio = boost::asio;
 using json = nlohmann::json;
 namespace records = contract::transcript;
+using contract::EndReason;
 
 ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy) {
   const ProviderEntry& entry = policy.provider(config.provider);
@@ -79,10 +80,18 @@ void check_resumable(const ResumeState& rs, const SessionConfig& cfg, const Mode
   }
 }
 
-SessionResult recorded_result(const ResumeState& rs) {
+// The result a transcript that ended records. Throws naming the transcript when its end
+// record's reason is none of the session's.
+SessionResult recorded_result(const ResumeState& rs, const std::filesystem::path& dir) {
   SessionResult res;
   const json& end = *rs.end;
-  res.end_reason = end.at("reason").get<std::string>();
+  const std::string reason = end.at("reason").get<std::string>();
+  std::optional<EndReason> parsed = contract::parse_end_reason(reason);
+  if (!parsed) {
+    throw Error("cannot resume " + quote((dir / "transcript.jsonl").string()) +
+                ": its end record's reason " + quote(reason) + " is not an end reason");
+  }
+  res.end_reason = *parsed;
   if (!end.at("finish").is_null()) res.finish = end["finish"];
   res.turns = rs.turns;
   res.tool_calls = rs.tool_calls;
@@ -170,7 +179,7 @@ class Session {
   asio::awaitable<void> turn_done();
   asio::awaitable<SessionResult> end();
   asio::awaitable<void> durable();
-  void end_with(std::string reason);
+  void end_with(contract::EndReason reason);
 
   SessionConfig cfg_;
   ToolHost& host_;
@@ -182,7 +191,7 @@ class Session {
   std::optional<TranscriptWriter> tw_;
   Conversation conv_;
   SessionResult res_;
-  std::optional<std::string> ended_;  // set once: the loop stops, later calls are not run
+  std::optional<contract::EndReason> ended_;  // set once: the loop stops, later calls are not run
   int nudges_ = 0;
   int asked_ = 0;    // assistant messages in the conversation: the next turn is asked_ + 1
   int turn_no_ = 0;  // the turn being asked, named by its request and retry records
@@ -212,7 +221,7 @@ Session::Session(SessionConfig cfg, ToolHost& host, HttpClient& http, const Mode
 }
 
 asio::awaitable<SessionResult> Session::run() {
-  if (!start_or_resume()) co_return recorded_result(resumed_);
+  if (!start_or_resume()) co_return recorded_result(resumed_, cfg_.transcript_dir);
   while (!ended_) {
     if (budget_spent()) break;
     std::optional<AssistantTurn> turn = co_await ask_model();
@@ -247,7 +256,7 @@ bool Session::start_or_resume() {
                   static_cast<long>((cfg_.budgets.max_wall_s - resumed_.active_s) * 1000));
   if (resumed_.finish) {
     res_.finish = resumed_.finish;
-    end_with("finished");
+    end_with(EndReason::finished());
   } else if (conv_.messages.back().kind == Message::Kind::assistant) {
     nudge_or_end();  // the crash came between a response without tool calls and its nudge
   }
@@ -299,7 +308,7 @@ bool Session::budget_spent() {
                       : std::chrono::steady_clock::now() >= deadline_          ? "wall_time"
                       : res_.tool_calls >= b.max_tool_calls                    ? "tool_calls"
                                                                                : nullptr;
-  if (which) end_with(std::string("budget:") + which);
+  if (which) end_with(EndReason::budget(which));
   return which != nullptr;
 }
 
@@ -359,7 +368,7 @@ asio::awaitable<void> Session::run_calls(const AssistantTurn& turn) {
 // A call after the end or past the budget is not run (and not counted); one that fails
 // validation or the finish contract is counted and answered with the problems.
 asio::awaitable<ToolOutcome> Session::run_call(const ToolCall& call) {
-  if (ended_) co_return not_run("the session already ended (" + *ended_ + ")");
+  if (ended_) co_return not_run("the session already ended (" + to_string(*ended_) + ")");
   if (res_.tool_calls >= cfg_.budgets.max_tool_calls) {
     co_return not_run("the session's tool-call budget is spent");
   }
@@ -372,7 +381,7 @@ asio::awaitable<ToolOutcome> Session::run_call(const ToolCall& call) {
   ToolOutcome out = co_await call_host(call);
   if (call.name == "finish" && !out.is_error) {
     res_.finish = call.input;
-    end_with("finished");
+    end_with(EndReason::finished());
     if (out.content.empty()) out.content = "finish accepted";
   }
   co_return out;
@@ -414,7 +423,7 @@ void Session::record_result(const ToolCall& call, const ToolOutcome& out) {
 // After a response without tool calls: remind the model, or give up on it.
 void Session::nudge_or_end() {
   if (nudges_ >= cfg_.max_nudges) {
-    end_with("ended_without_finish");
+    end_with(EndReason::without_finish());
     return;
   }
   ++nudges_;
@@ -435,7 +444,7 @@ asio::awaitable<void> Session::turn_done() {
 }
 
 asio::awaitable<SessionResult> Session::end() {
-  tw_->append(records::kEnd, {{"reason", res_.end_reason},
+  tw_->append(records::kEnd, {{"reason", to_string(res_.end_reason)},
                               {"finish", res_.finish ? *res_.finish : json(nullptr)},
                               {"turns", res_.turns},
                               {"input_tokens", res_.input_tokens},
@@ -458,7 +467,7 @@ asio::awaitable<void> Session::durable() {
       asio::use_awaitable);
 }
 
-void Session::end_with(std::string reason) {
+void Session::end_with(contract::EndReason reason) {
   res_.end_reason = reason;
   ended_ = std::move(reason);
 }

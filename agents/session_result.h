@@ -6,10 +6,14 @@
 #include <optional>
 #include <string>
 
+#include "contract/end_reason.h"
+
 namespace kd::agents {
 
 struct SessionResult {
-  std::string end_reason;  // finished | budget:<which> | provider:<error> | ended_without_finish
+  // Written as text (contract::to_string) to the transcript, run.json and the journal. While
+  // the session runs (TurnCallback) it holds the default until a turn ends the session.
+  contract::EndReason end_reason;
   std::optional<nlohmann::json> finish;
   int turns = 0;
   int tool_calls = 0;
