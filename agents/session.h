@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "agents/asio.h"
-#include "agents/fake_server.h"
+#include "agents/fake/server.h"
 #include "agents/finish.h"
 #include "agents/llm_client.h"
 #include "agents/model_config.h"

@@ -4,7 +4,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
-#include "agents/fake_server.h"
+#include "agents/fake/server.h"
 #include "agents/llm_client.h"
 #include "tests/agents/test_util.h"
 

@@ -1,4 +1,4 @@
-#include "agents/fake_script.h"
+#include "agents/fake/script.h"
 
 #include <set>
 
@@ -25,18 +25,26 @@ void only_keys(const json& o, const std::set<std::string>& keys, const std::stri
   }
 }
 
+FaultKind fault_kind(const std::string& name, const std::string& where) {
+  static const std::pair<const char*, FaultKind> kinds[] = {
+      {"status", FaultKind::Status},
+      {"error_event", FaultKind::ErrorEvent},
+      {"stall", FaultKind::Stall},
+      {"truncate", FaultKind::Truncate},
+      {"malformed_json", FaultKind::MalformedJson}};
+  for (const auto& [text, kind] : kinds)
+    if (name == text) return kind;
+  bad(where,
+      "kind \"" + name + "\" is not one of status, error_event, stall, truncate, malformed_json");
+}
+
 FakeFault parse_fault(const json& f, const std::string& where) {
   if (!f.is_object() || !f.contains("kind") || !f["kind"].is_string())
     bad(where, "a fault is an object with a string \"kind\"");
   only_keys(f, {"kind", "status", "retry_after", "error_type", "after_events", "seconds"}, where);
   FakeFault out;
-  out.kind = f["kind"];
-  static const std::set<std::string> kinds = {"status", "error_event", "stall", "truncate",
-                                              "malformed_json"};
-  if (!kinds.count(out.kind))
-    bad(where, "kind \"" + out.kind +
-                   "\" is not one of status, error_event, stall, truncate, malformed_json");
-  if (out.kind == "status") {
+  out.kind = fault_kind(f["kind"], where);
+  if (out.kind == FaultKind::Status) {
     if (!f.contains("status") || !f["status"].is_number_integer() || f["status"] < 400 ||
         f["status"] > 599) {
       bad(where, "a status fault needs \"status\" between 400 and 599");
@@ -57,7 +65,7 @@ FakeFault parse_fault(const json& f, const std::string& where) {
       bad(where, "after_events must be a non-negative integer");
     out.after_events = f["after_events"];
   }
-  if (out.kind == "stall") {
+  if (out.kind == FaultKind::Stall) {
     if (!f.contains("seconds") || !f["seconds"].is_number() || f["seconds"] <= 0)
       bad(where, "a stall needs \"seconds\" > 0");
     out.seconds = f["seconds"];
