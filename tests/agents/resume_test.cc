@@ -376,6 +376,32 @@ TEST_P(ResumeTest, ATranscriptStillBeingWrittenIsRefused) {
   }
 }
 
+TEST_P(ResumeTest, AnEndRecordWithoutAnEndReasonIsRefusedNamingIt) {
+  fs::path dir = tmp_ / "odd-end";
+  {
+    TranscriptWriter tw(dir, "rms-v001-author", "author");
+    tw.append("header", {{"model", {{"provider", GetParam()}, {"name", "fake-author"}}},
+                         {"system_sha256", sha256_hex("brief")},
+                         {"first_user_message_sha256", sha256_hex("author the family")}});
+    tw.append("end", {{"reason", "exploded"},
+                      {"finish", nullptr},
+                      {"turns", 0},
+                      {"input_tokens", 0},
+                      {"output_tokens", 0},
+                      {"cost_usd", 0}});
+    tw.flush();
+  }
+  try {
+    run(config(dir, true));
+    FAIL() << "expected kd::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("odd-end/transcript.jsonl"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"exploded\" is not an end reason"), std::string::npos)
+        << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Wires, ResumeTest, testing::Values("anthropic", "openai"));
 
 }  // namespace
