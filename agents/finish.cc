@@ -4,6 +4,7 @@
 #include <regex>
 #include <set>
 
+#include "common/text.h"
 #include "contract/ledger.h"
 
 namespace kd::agents {
@@ -26,9 +27,7 @@ std::vector<std::string> verdict_words(const std::string& text) {
   std::set<std::string> found;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
        ++it) {
-    std::string w = it->str();
-    std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return std::tolower(c); });
-    found.insert(w);
+    found.insert(lower(it->str()));
   }
   return {found.begin(), found.end()};
 }

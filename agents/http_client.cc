@@ -4,12 +4,12 @@
 #include <sys/epoll.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
-#include <cctype>
 #include <cerrno>
 #include <deque>
 #include <mutex>
 
 #include "common/errors.h"
+#include "common/text.h"
 
 namespace kd::agents {
 
@@ -29,31 +29,17 @@ void global_init() {
   });
 }
 
-std::string lower(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-    ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-    --e;
-  return std::string(s.substr(b, e - b));
-}
-
 }  // namespace
 
-struct Transfer {
+// One request in flight: its curl handle, its deadlines and the response so far.
+struct HttpClient::Transfer {
   Transfer(asio::any_io_executor ex)
       : done(ex, asio::steady_timer::time_point::max()), deadline(ex) {}
   ~Transfer() {
     if (easy) curl_easy_cleanup(easy);
     if (header_list) curl_slist_free_all(header_list);
   }
-  HttpClient::Impl* owner = nullptr;
+  Impl* owner = nullptr;
   std::weak_ptr<Transfer> self;
   CURL* easy = nullptr;
   curl_slist* header_list = nullptr;

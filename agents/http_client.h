@@ -52,9 +52,9 @@ class HttpClient {
   // problems: they are reported in HttpResponse::error_kind/error.
   boost::asio::awaitable<HttpResponse> perform(HttpRequest request, DataSink sink = {});
 
-  struct Impl;
-
  private:
+  struct Impl;
+  struct Transfer;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -190,22 +190,23 @@ asio::awaitable<AssistantTurn> LlmClient::complete(const Conversation& conv,
     if (hooks.on_request) hooks.on_request(n + 1, body);
     Attempt a = co_await attempt(text, hooks);
     if (a.turn) co_return std::move(*a.turn);
-    if (!a.retryable) throw ProviderGaveUp("provider:" + a.cause, a.detail);
+    if (!a.retryable) throw ProviderGaveUp(contract::EndReason::provider(a.cause), a.detail);
     if (n + 1 >= retry_.max_attempts) {
-      throw ProviderGaveUp("provider:retries_exhausted:" + a.cause,
+      throw ProviderGaveUp(contract::EndReason::provider("retries_exhausted:" + a.cause),
                            std::to_string(n + 1) + " attempts; last: " + a.detail);
     }
     std::chrono::milliseconds delay = backoff_delay(retry_, n, u01(rng_));
     if (a.server_delay) {
       if (*a.server_delay > retry_.max_retry_after) {
         throw ProviderGaveUp(
-            "provider:retry_after_too_long:" + a.cause,
+            contract::EndReason::provider("retry_after_too_long:" + a.cause),
             "server asked to wait " + std::to_string(a.server_delay->count()) + " ms");
       }
       delay = std::max(delay, *a.server_delay);
     }
     if (std::chrono::steady_clock::now() + delay > deadline) {
-      throw ProviderGaveUp("budget:wall_time", "no time left to retry after " + a.cause);
+      throw ProviderGaveUp(contract::EndReason::budget("wall_time"),
+                           "no time left to retry after " + a.cause);
     }
     if (hooks.on_retry) hooks.on_retry(n + 1, a.cause + ": " + a.detail, delay.count() / 1000.0);
     asio::steady_timer timer(co_await asio::this_coro::executor);

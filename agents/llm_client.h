@@ -12,6 +12,7 @@
 #include "agents/asio.h"
 #include "agents/http_client.h"
 #include "agents/provider.h"
+#include "contract/end_reason.h"
 
 namespace kd::agents {
 
@@ -28,16 +29,17 @@ struct Timeouts {
   std::chrono::milliseconds idle{120'000};  // between SSE events (pings count)
 };
 
-// The session gives up on the provider; `reason` is the named end reason
-// ("provider:http_401:authentication_error", "provider:retries_exhausted:error_event", ...).
+// The session gives up on the provider; `reason` is the session's end reason
+// (provider "http_401:authentication_error", provider "retries_exhausted:error_event", budget
+// "wall_time" when no time is left to retry, ...).
 class ProviderGaveUp : public std::runtime_error {
  public:
-  ProviderGaveUp(std::string reason, const std::string& detail)
-      : std::runtime_error(reason + ": " + detail), reason_(std::move(reason)) {}
-  const std::string& reason() const { return reason_; }
+  ProviderGaveUp(contract::EndReason reason, const std::string& detail)
+      : std::runtime_error(to_string(reason) + ": " + detail), reason_(std::move(reason)) {}
+  const contract::EndReason& reason() const { return reason_; }
 
  private:
-  std::string reason_;
+  contract::EndReason reason_;
 };
 
 // Observers for the transcript: each attempt's request body, each retry's cause and delay.

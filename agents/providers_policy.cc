@@ -5,45 +5,60 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/glob.h"
+#include "common/json_read.h"
 
 namespace kd::agents {
 
+namespace {
+
+using json = nlohmann::json;
+
+ProviderEntry provider_entry(const JsonObjectReader& policy, const std::string& name,
+                             const json& e) {
+  auto field = [&](const char* k) {
+    if (!e.is_object() || !e.contains(k) || !e[k].is_string())
+      policy.error("providers." + name + "." + k + " must be a string");
+    return e[k].get<std::string>();
+  };
+  ProviderEntry pe{field("wire"), field("base_url"), field("key_env"), field("default_model")};
+  JsonObjectReader(e, policy.where() + ": providers." + name)
+      .allow_only({"wire", "base_url", "key_env", "default_model"});
+  if (pe.wire != "anthropic" && pe.wire != "openai") {
+    policy.error("providers." + name + ".wire must be anthropic or openai, not " + quote(pe.wire));
+  }
+  return pe;
+}
+
+std::pair<std::string, Price> price_row(const JsonObjectReader& policy, const json& e, size_t i) {
+  const std::string at = "prices_usd_per_mtok[" + std::to_string(i) + "]";
+  if (!e.is_object() || !e.contains("model") || !e["model"].is_string() || !e.contains("input") ||
+      !e["input"].is_number() || !e.contains("output") || !e["output"].is_number()) {
+    policy.error(at + " needs model (string), input and output (numbers, USD per million tokens)");
+  }
+  JsonObjectReader row(e, policy.where() + ": " + at);
+  row.allow_only({"model", "input", "output"});
+  double in = e["input"], out = e["output"];
+  if (in < 0 || out < 0) row.error("prices must not be negative");
+  return {e["model"].get<std::string>(), Price{in, out}};
+}
+
+}  // namespace
+
 ProvidersPolicy ProvidersPolicy::load(const std::filesystem::path& path) {
-  using json = nlohmann::json;
-  std::string where = path.string();
+  const std::string where = path.string();
   json j = json::parse(read_file(path), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(where + ": not a JSON object");
+  JsonObjectReader r(j, where);
+  r.allow_only({"providers", "prices_usd_per_mtok"});
+  if (!r.has("providers") || !r.at("providers").is_object()) r.error("no \"providers\" object");
   ProvidersPolicy p;
-  if (!j.contains("providers") || !j["providers"].is_object())
-    throw Error(where + ": no \"providers\" object");
-  for (auto& [name, e] : j["providers"].items()) {
-    auto field = [&](const char* k) {
-      if (!e.is_object() || !e.contains(k) || !e[k].is_string()) {
-        throw Error(where + ": providers." + name + "." + k + " must be a string");
-      }
-      return e[k].get<std::string>();
-    };
-    ProviderEntry pe{field("wire"), field("base_url"), field("key_env"), field("default_model")};
-    if (pe.wire != "anthropic" && pe.wire != "openai") {
-      throw Error(where + ": providers." + name + ".wire must be anthropic or openai, not " +
-                  quote(pe.wire));
-    }
-    p.providers[name] = std::move(pe);
-  }
-  if (!j.contains("prices_usd_per_mtok") || !j["prices_usd_per_mtok"].is_array()) {
-    throw Error(where + ": no \"prices_usd_per_mtok\" array");
-  }
-  size_t i = 0;
-  for (const json& e : j["prices_usd_per_mtok"]) {
-    std::string at = where + ": prices_usd_per_mtok[" + std::to_string(i++) + "]";
-    if (!e.is_object() || !e.contains("model") || !e["model"].is_string() || !e.contains("input") ||
-        !e["input"].is_number() || !e.contains("output") || !e["output"].is_number()) {
-      throw Error(at + " needs model (string), input and output (numbers, USD per million tokens)");
-    }
-    double in = e["input"], out = e["output"];
-    if (in < 0 || out < 0) throw Error(at + ": prices must not be negative");
-    p.prices.emplace_back(e["model"].get<std::string>(), Price{in, out});
-  }
+  for (const auto& [name, e] : r.at("providers").items())
+    p.providers[name] = provider_entry(r, name, e);
+  if (!r.has("prices_usd_per_mtok") || !r.at("prices_usd_per_mtok").is_array())
+    r.error("no \"prices_usd_per_mtok\" array");
+  const json& prices = r.at("prices_usd_per_mtok");
+  for (size_t i = 0; i < prices.size(); ++i)
+    p.prices.push_back(price_row(r, prices[i], i));
   return p;
 }
 

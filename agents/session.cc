@@ -6,11 +6,14 @@
 #include "agents/transcript_writer.h"
 #include "common/errors.h"
 #include "common/sha256.h"
+#include "contract/transcript_records.h"
 
 namespace kd::agents {
 
 namespace asio = boost::asio;
 using json = nlohmann::json;
+namespace records = contract::transcript;
+using contract::EndReason;
 
 ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy) {
   const ProviderEntry& entry = policy.provider(config.provider);
@@ -77,10 +80,18 @@ void check_resumable(const ResumeState& rs, const SessionConfig& cfg, const Mode
   }
 }
 
-SessionResult recorded_result(const ResumeState& rs) {
+// The result a transcript that ended records. Throws naming the transcript when its end
+// record's reason is none of the session's.
+SessionResult recorded_result(const ResumeState& rs, const std::filesystem::path& dir) {
   SessionResult res;
   const json& end = *rs.end;
-  res.end_reason = end.at("reason").get<std::string>();
+  const std::string reason = end.at("reason").get<std::string>();
+  std::optional<EndReason> parsed = contract::parse_end_reason(reason);
+  if (!parsed) {
+    throw Error("cannot resume " + quote((dir / "transcript.jsonl").string()) +
+                ": its end record's reason " + quote(reason) + " is not an end reason");
+  }
+  res.end_reason = *parsed;
   if (!end.at("finish").is_null()) res.finish = end["finish"];
   res.turns = rs.turns;
   res.tool_calls = rs.tool_calls;
@@ -118,251 +129,355 @@ json resume_note(const ResumeState& rs) {
             {"dropped_calls", ids}}}};
 }
 
+json response_record(const AssistantTurn& turn, int turn_no, double cost) {
+  json calls = json::array();
+  for (const auto& c : turn.tool_calls)
+    calls.push_back(call_record(c));
+  return {{"turn", turn_no},
+          {"text", turn.text},
+          {"tool_calls", calls},
+          {"stop_reason", turn.stop_reason},
+          {"usage",
+           {{"input_tokens", turn.usage.input_tokens},
+            {"output_tokens", turn.usage.output_tokens},
+            {"reported", turn.usage.reported}}},
+          {"cost_usd", cost},
+          {"request_id", turn.request_id},
+          {"echo", turn.echo}};
+}
+
+ToolOutcome not_run(const std::string& why) {
+  ToolOutcome out{"not run: " + why, true};
+  out.record["not_run"] = true;
+  return out;
+}
+
+// One session: its transcript, its conversation and its counters, and the steps of the
+// tool-use loop. run() lists the steps in order; each step records what it did.
+class Session {
+ public:
+  Session(SessionConfig cfg, ToolHost& host, HttpClient& http, const ModelHandle& model,
+          asio::thread_pool& tool_pool);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  asio::awaitable<SessionResult> run();
+
+ private:
+  bool start_or_resume();
+  void open_transcript(bool resuming);
+  void take_up_conversation();
+  bool budget_spent();
+  asio::awaitable<std::optional<AssistantTurn>> ask_model();
+  void record_response(AssistantTurn& turn);
+  void estimate_usage(AssistantTurn& turn) const;
+  asio::awaitable<void> run_calls(const AssistantTurn& turn);
+  asio::awaitable<ToolOutcome> run_call(const ToolCall& call);
+  asio::awaitable<ToolOutcome> call_host(const ToolCall& call);
+  void record_result(const ToolCall& call, const ToolOutcome& out);
+  void nudge_or_end();
+  asio::awaitable<void> turn_done();
+  asio::awaitable<SessionResult> end();
+  asio::awaitable<void> durable();
+  void end_with(contract::EndReason reason);
+
+  SessionConfig cfg_;
+  ToolHost& host_;
+  const ModelHandle& model_;
+  asio::thread_pool& tool_pool_;
+  LlmClient client_;
+  CallHooks hooks_;
+  ResumeState resumed_;
+  std::optional<TranscriptWriter> tw_;
+  Conversation conv_;
+  SessionResult res_;
+  std::optional<contract::EndReason> ended_;  // set once: the loop stops, later calls are not run
+  int nudges_ = 0;
+  int asked_ = 0;    // assistant messages in the conversation: the next turn is asked_ + 1
+  int turn_no_ = 0;  // the turn being asked, named by its request and retry records
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+Session::Session(SessionConfig cfg, ToolHost& host, HttpClient& http, const ModelHandle& model,
+                 asio::thread_pool& tool_pool)
+    : cfg_(std::move(cfg)),
+      host_(host),
+      model_(model),
+      tool_pool_(tool_pool),
+      client_(http, model.endpoint, cfg_.retry, cfg_.timeouts) {
+  hooks_.on_text = cfg_.on_text;
+  hooks_.on_request = [this](int attempt, const json& body) {
+    tw_->append(records::kRequest, {{"turn", turn_no_},
+                                    {"attempt", attempt},
+                                    {"provider", model_.endpoint.wire},
+                                    {"body", body}});
+  };
+  hooks_.on_retry = [this](int attempt, const std::string& cause, double delay_s) {
+    tw_->append(records::kNote, {{"text", "attempt " + std::to_string(attempt) + " of turn " +
+                                              std::to_string(turn_no_) + " failed (" + cause +
+                                              "); retrying from the last complete turn in " +
+                                              std::to_string(delay_s) + " s"}});
+  };
+}
+
+asio::awaitable<SessionResult> Session::run() {
+  if (!start_or_resume()) co_return recorded_result(resumed_, cfg_.transcript_dir);
+  while (!ended_) {
+    if (budget_spent()) break;
+    std::optional<AssistantTurn> turn = co_await ask_model();
+    if (!turn) break;  // the provider gave up
+    record_response(*turn);
+    if (turn->tool_calls.empty()) {
+      nudge_or_end();
+    } else {
+      co_await run_calls(*turn);
+    }
+    co_await turn_done();
+  }
+  co_return co_await end();
+}
+
+// Opens the transcript (a new one with its header, or the recorded one continued after a
+// note) and takes up the conversation. False when the recorded session already ended.
+bool Session::start_or_resume() {
+  if (cfg_.budgets.max_cost_usd > 0 && !model_.price) {
+    throw Error(
+        "no price for model " + quote(model_.endpoint.model) +
+        " in policies/providers.json: add one, or run without a cost budget (max_cost_usd 0)");
+  }
+  if (cfg_.resume) resumed_ = read_resume_state(cfg_.transcript_dir);
+  if (resumed_.end) return false;
+  const bool resuming = resumed_.tail.records > 0;
+  if (resuming) check_resumable(resumed_, cfg_, model_);
+  open_transcript(resuming);
+  take_up_conversation();
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::milliseconds(
+                  static_cast<long>((cfg_.budgets.max_wall_s - resumed_.active_s) * 1000));
+  if (resumed_.finish) {
+    res_.finish = resumed_.finish;
+    end_with(EndReason::finished());
+  } else if (conv_.messages.back().kind == Message::Kind::assistant) {
+    nudge_or_end();  // the crash came between a response without tool calls and its nudge
+  }
+  return true;
+}
+
+void Session::open_transcript(bool resuming) {
+  if (cfg_.resume) {
+    tw_.emplace(cfg_.transcript_dir, cfg_.session_id, cfg_.role, resumed_.tail);
+  } else {
+    tw_.emplace(cfg_.transcript_dir, cfg_.session_id, cfg_.role);
+  }
+  if (resuming) {
+    tw_->append(records::kNote, resume_note(resumed_));
+    return;
+  }
+  json header = cfg_.header;
+  header["model"] = {{"provider", model_.provider},
+                     {"name", model_.endpoint.model},
+                     {"base_url", model_.endpoint.base_url},
+                     {"wire", model_.endpoint.wire}};
+  header["system_sha256"] = sha256_hex(cfg_.system_prompt);
+  header["first_user_message_sha256"] = sha256_hex(cfg_.first_user_message);
+  tw_->append(records::kHeader, header);
+}
+
+// The first user message, then what a resumed transcript kept, with its counters.
+void Session::take_up_conversation() {
+  conv_.system = cfg_.system_prompt;
+  conv_.messages.push_back({Message::Kind::user, cfg_.first_user_message, {}, {}});
+  for (auto& m : resumed_.messages) {
+    if (m.kind == Message::Kind::assistant) ++asked_;
+    conv_.messages.push_back(std::move(m));
+  }
+  res_.turns = resumed_.turns;
+  res_.tool_calls = resumed_.tool_calls;
+  res_.input_tokens = resumed_.input_tokens;
+  res_.output_tokens = resumed_.output_tokens;
+  res_.cost_usd = resumed_.cost_usd;
+  res_.usage_estimated = resumed_.usage_estimated;
+  nudges_ = resumed_.nudges;
+}
+
+bool Session::budget_spent() {
+  const Budgets& b = cfg_.budgets;
+  const char* which = res_.turns >= b.max_turns                                ? "turns"
+                      : res_.input_tokens + res_.output_tokens >= b.max_tokens ? "tokens"
+                      : b.max_cost_usd > 0 && res_.cost_usd >= b.max_cost_usd  ? "cost"
+                      : std::chrono::steady_clock::now() >= deadline_          ? "wall_time"
+                      : res_.tool_calls >= b.max_tool_calls                    ? "tool_calls"
+                                                                               : nullptr;
+  if (which) end_with(EndReason::budget(which));
+  return which != nullptr;
+}
+
+// The next assistant turn; none when the provider gave up (the session then ends with its
+// reason).
+asio::awaitable<std::optional<AssistantTurn>> Session::ask_model() {
+  turn_no_ = asked_ + 1;
+  try {
+    co_return co_await client_.complete(conv_, cfg_.tools, hooks_, deadline_);
+  } catch (const ProviderGaveUp& e) {
+    tw_->append(records::kNote, {{"text", e.what()}});
+    end_with(e.reason());
+  }
+  co_return std::nullopt;
+}
+
+// Counts the turn (estimating usage the provider did not report), records it and adds it to
+// the conversation.
+void Session::record_response(AssistantTurn& turn) {
+  ++res_.turns;
+  ++asked_;
+  if (!turn.usage.reported) estimate_usage(turn);
+  double cost =
+      model_.price ? cost_usd(*model_.price, turn.usage.input_tokens, turn.usage.output_tokens) : 0;
+  res_.input_tokens += turn.usage.input_tokens;
+  res_.output_tokens += turn.usage.output_tokens;
+  res_.cost_usd += cost;
+  tw_->append(records::kResponse, response_record(turn, turn_no_, cost));
+  conv_.messages.push_back({Message::Kind::assistant, {}, turn, {}});
+}
+
+void Session::estimate_usage(AssistantTurn& turn) const {
+  size_t out = turn.text.size();
+  for (const auto& c : turn.tool_calls)
+    out += c.input_raw.size();
+  const Endpoint& ep = model_.endpoint;
+  size_t in = client_.provider()
+                  .request_body(conv_, cfg_.tools, ep.model, ep.max_tokens, false)
+                  .dump()
+                  .size();
+  turn.usage.input_tokens = estimate_tokens(in);
+  turn.usage.output_tokens = estimate_tokens(out);
+}
+
+// Every call of the turn gets a result, in call order, even those not run.
+asio::awaitable<void> Session::run_calls(const AssistantTurn& turn) {
+  Message results{Message::Kind::tool_results, {}, {}, {}};
+  for (const ToolCall& call : turn.tool_calls) {
+    tw_->append(records::kToolCall, call_record(call));
+    ToolOutcome out = co_await run_call(call);
+    record_result(call, out);
+    results.results.push_back({call.id, call.name, out.content, out.is_error});
+  }
+  conv_.messages.push_back(std::move(results));
+}
+
+// A call after the end or past the budget is not run (and not counted); one that fails
+// validation or the finish contract is counted and answered with the problems.
+asio::awaitable<ToolOutcome> Session::run_call(const ToolCall& call) {
+  if (ended_) co_return not_run("the session already ended (" + to_string(*ended_) + ")");
+  if (res_.tool_calls >= cfg_.budgets.max_tool_calls) {
+    co_return not_run("the session's tool-call budget is spent");
+  }
+  ++res_.tool_calls;
+  if (auto err = validate_call(cfg_.tools, call)) co_return ToolOutcome{*err, true};
+  if (call.name == "finish") {
+    std::vector<std::string> problems = check_finish(call.input, cfg_.finish);
+    if (!problems.empty()) co_return ToolOutcome{finish_rejection(problems), true};
+  }
+  ToolOutcome out = co_await call_host(call);
+  if (call.name == "finish" && !out.is_error) {
+    res_.finish = call.input;
+    end_with(EndReason::finished());
+    if (out.content.empty()) out.content = "finish accepted";
+  }
+  co_return out;
+}
+
+asio::awaitable<ToolOutcome> Session::call_host(const ToolCall& call) {
+  // Write-ahead: the call is on disk before it can change anything, so a resume knows which
+  // calls of a half-done turn may have run.
+  co_await durable();
+  try {
+    co_return co_await asio::co_spawn(
+        tool_pool_,
+        [&host = host_, &call]() -> asio::awaitable<ToolOutcome> { co_return host.call(call); },
+        asio::use_awaitable);
+  } catch (const std::exception& e) {
+    tw_->append(records::kNote,
+                {{"text", "tool " + call.name + " (" + call.id + ") raised: " + e.what()}});
+    co_return ToolOutcome{std::string("the tool host failed: ") + e.what(), true};
+  }
+}
+
+// The tool_result record, then one violation record per refusal the host reported.
+void Session::record_result(const ToolCall& call, const ToolOutcome& out) {
+  json result = out.record.is_object() ? out.record : json::object();
+  json violations = result.contains("violations") ? result["violations"] : json::array();
+  result.erase("violations");
+  result["id"] = call.id;
+  result["name"] = call.name;
+  result["is_error"] = out.is_error;
+  result["content"] = out.content;
+  tw_->append(records::kToolResult, result);
+  for (auto& v : violations) {
+    if (!v.is_object()) continue;
+    v["tool_call_id"] = call.id;
+    tw_->append(records::kViolation, v);
+  }
+}
+
+// After a response without tool calls: remind the model, or give up on it.
+void Session::nudge_or_end() {
+  if (nudges_ >= cfg_.max_nudges) {
+    end_with(EndReason::without_finish());
+    return;
+  }
+  ++nudges_;
+  std::string nudge =
+      "Your turn ended without a tool call. Continue with the tools, or call finish with the "
+      "output contract.";
+  tw_->append(records::kNote, {{"text", "nudge " + std::to_string(nudges_) + ": " + nudge},
+                               {"nudge", nudges_},
+                               {"message", nudge}});
+  conv_.messages.push_back({Message::Kind::user, nudge, {}, {}});
+}
+
+asio::awaitable<void> Session::turn_done() {
+  if (!cfg_.on_turn) co_return;
+  co_await durable();
+  res_.transcript_head = tw_->head();
+  cfg_.on_turn(res_);
+}
+
+asio::awaitable<SessionResult> Session::end() {
+  tw_->append(records::kEnd, {{"reason", to_string(res_.end_reason)},
+                              {"finish", res_.finish ? *res_.finish : json(nullptr)},
+                              {"turns", res_.turns},
+                              {"input_tokens", res_.input_tokens},
+                              {"output_tokens", res_.output_tokens},
+                              {"cost_usd", res_.cost_usd}});
+  co_await durable();
+  res_.transcript_head = tw_->head();
+  co_return res_;
+}
+
+// Records are written by the disk threads; waiting for them happens on the tool pool so the
+// I/O thread keeps streaming.
+asio::awaitable<void> Session::durable() {
+  co_await asio::co_spawn(
+      tool_pool_,
+      [&tw = *tw_]() -> asio::awaitable<void> {
+        tw.flush();
+        co_return;
+      },
+      asio::use_awaitable);
+}
+
+void Session::end_with(contract::EndReason reason) {
+  res_.end_reason = reason;
+  ended_ = std::move(reason);
+}
+
 }  // namespace
 
 asio::awaitable<SessionResult> run_session(SessionConfig cfg, ToolHost& host, HttpClient& http,
                                            const ModelHandle& model, asio::thread_pool& tool_pool) {
-  if (cfg.budgets.max_cost_usd > 0 && !model.price) {
-    throw Error(
-        "no price for model " + quote(model.endpoint.model) +
-        " in policies/providers.json: add one, or run without a cost budget (max_cost_usd 0)");
-  }
-  ResumeState rs;
-  if (cfg.resume) rs = read_resume_state(cfg.transcript_dir);
-  if (rs.end) co_return recorded_result(rs);
-  const bool resuming = rs.tail.records > 0;
-  if (resuming) check_resumable(rs, cfg, model);
-
-  std::optional<TranscriptWriter> tw;
-  if (cfg.resume) {
-    tw.emplace(cfg.transcript_dir, cfg.session_id, cfg.role, rs.tail);
-  } else {
-    tw.emplace(cfg.transcript_dir, cfg.session_id, cfg.role);
-  }
-  // Records are written by the disk threads; waiting for them happens on the tool pool so the
-  // I/O thread keeps streaming.
-  auto durable = [&]() -> asio::awaitable<void> {
-    co_await asio::co_spawn(
-        tool_pool,
-        [&]() -> asio::awaitable<void> {
-          tw->flush();
-          co_return;
-        },
-        asio::use_awaitable);
-  };
-
-  LlmClient client(http, model.endpoint, cfg.retry, cfg.timeouts);
-  Conversation conv;
-  conv.system = cfg.system_prompt;
-  conv.messages.push_back({Message::Kind::user, cfg.first_user_message, {}, {}});
-
-  SessionResult res;
-  res.turns = rs.turns;
-  res.tool_calls = rs.tool_calls;
-  res.input_tokens = rs.input_tokens;
-  res.output_tokens = rs.output_tokens;
-  res.cost_usd = rs.cost_usd;
-  res.usage_estimated = rs.usage_estimated;
-  int nudges = rs.nudges;
-  int asked = 0;  // assistant messages in the conversation: the next turn's number is asked + 1
-  for (auto& m : rs.messages) {
-    if (m.kind == Message::Kind::assistant) ++asked;
-    conv.messages.push_back(std::move(m));
-  }
-
-  if (resuming) {
-    tw->append("note", resume_note(rs));
-  } else {
-    json header = cfg.header;
-    header["model"] = {{"provider", model.provider},
-                       {"name", model.endpoint.model},
-                       {"base_url", model.endpoint.base_url},
-                       {"wire", model.endpoint.wire}};
-    header["system_sha256"] = sha256_hex(cfg.system_prompt);
-    header["first_user_message_sha256"] = sha256_hex(cfg.first_user_message);
-    tw->append("header", header);
-  }
-
-  auto start = std::chrono::steady_clock::now();
-  auto deadline = start + std::chrono::milliseconds(
-                              static_cast<long>((cfg.budgets.max_wall_s - rs.active_s) * 1000));
-
-  auto over_budget = [&]() -> std::string {
-    if (res.turns >= cfg.budgets.max_turns) return "budget:turns";
-    if (res.input_tokens + res.output_tokens >= cfg.budgets.max_tokens) return "budget:tokens";
-    if (cfg.budgets.max_cost_usd > 0 && res.cost_usd >= cfg.budgets.max_cost_usd)
-      return "budget:cost";
-    if (std::chrono::steady_clock::now() >= deadline) return "budget:wall_time";
-    if (res.tool_calls >= cfg.budgets.max_tool_calls) return "budget:tool_calls";
-    return "";
-  };
-  // After a response without tool calls: remind the model, or give up on it.
-  auto nudge_or_end = [&] {
-    if (nudges >= cfg.max_nudges) {
-      res.end_reason = "ended_without_finish";
-      return;
-    }
-    ++nudges;
-    std::string nudge =
-        "Your turn ended without a tool call. Continue with the tools, or call finish with the "
-        "output contract.";
-    tw->append("note", {{"text", "nudge " + std::to_string(nudges) + ": " + nudge},
-                        {"nudge", nudges},
-                        {"message", nudge}});
-    conv.messages.push_back({Message::Kind::user, nudge, {}, {}});
-  };
-  auto turn_done = [&]() -> asio::awaitable<void> {
-    if (!cfg.on_turn) co_return;
-    co_await durable();
-    res.transcript_head = tw->head();
-    cfg.on_turn(res);
-  };
-
-  if (rs.finish) {
-    res.finish = rs.finish;
-    res.end_reason = "finished";
-  } else if (conv.messages.back().kind == Message::Kind::assistant) {
-    nudge_or_end();  // the crash came between a response without tool calls and its nudge
-  }
-
-  int turn_no = 0;
-  CallHooks hooks;
-  hooks.on_text = cfg.on_text;
-  hooks.on_request = [&](int attempt, const json& body) {
-    tw->append("request", {{"turn", turn_no},
-                           {"attempt", attempt},
-                           {"provider", model.endpoint.wire},
-                           {"body", body}});
-  };
-  hooks.on_retry = [&](int attempt, const std::string& cause, double delay_s) {
-    tw->append("note", {{"text", "attempt " + std::to_string(attempt) + " of turn " +
-                                     std::to_string(turn_no) + " failed (" + cause +
-                                     "); retrying from the last complete turn in " +
-                                     std::to_string(delay_s) + " s"}});
-  };
-
-  while (res.end_reason.empty()) {
-    if (std::string b = over_budget(); !b.empty()) {
-      res.end_reason = b;
-      break;
-    }
-    turn_no = asked + 1;
-    AssistantTurn turn;
-    try {
-      turn = co_await client.complete(conv, cfg.tools, hooks, deadline);
-    } catch (const ProviderGaveUp& e) {
-      tw->append("note", {{"text", e.what()}});
-      res.end_reason = e.reason();
-      break;
-    }
-    ++res.turns;
-    ++asked;
-    if (!turn.usage.reported) {
-      res.usage_estimated = true;
-      size_t out = turn.text.size();
-      for (const auto& c : turn.tool_calls)
-        out += c.input_raw.size();
-      turn.usage.input_tokens = estimate_tokens(
-          client.provider()
-              .request_body(conv, cfg.tools, model.endpoint.model, model.endpoint.max_tokens, false)
-              .dump()
-              .size());
-      turn.usage.output_tokens = estimate_tokens(out);
-    }
-    double turn_cost =
-        model.price ? cost_usd(*model.price, turn.usage.input_tokens, turn.usage.output_tokens) : 0;
-    res.input_tokens += turn.usage.input_tokens;
-    res.output_tokens += turn.usage.output_tokens;
-    res.cost_usd += turn_cost;
-    json calls = json::array();
-    for (const auto& c : turn.tool_calls)
-      calls.push_back(call_record(c));
-    tw->append("response", {{"turn", turn_no},
-                            {"text", turn.text},
-                            {"tool_calls", calls},
-                            {"stop_reason", turn.stop_reason},
-                            {"usage",
-                             {{"input_tokens", turn.usage.input_tokens},
-                              {"output_tokens", turn.usage.output_tokens},
-                              {"reported", turn.usage.reported}}},
-                            {"cost_usd", turn_cost},
-                            {"request_id", turn.request_id},
-                            {"echo", turn.echo}});
-    conv.messages.push_back({Message::Kind::assistant, {}, turn, {}});
-
-    if (turn.tool_calls.empty()) {
-      nudge_or_end();
-      co_await turn_done();
-      continue;
-    }
-
-    Message results{Message::Kind::tool_results, {}, {}, {}};
-    for (const ToolCall& call : turn.tool_calls) {
-      tw->append("tool_call", call_record(call));
-      ToolOutcome out;
-      bool not_run = false;
-      if (!res.end_reason.empty()) {
-        out = {"not run: the session already ended (" + res.end_reason + ")", true};
-        not_run = true;
-      } else if (res.tool_calls >= cfg.budgets.max_tool_calls) {
-        out = {"not run: the session's tool-call budget is spent", true};
-        not_run = true;
-      } else if (auto err = validate_call(cfg.tools, call)) {
-        out = {*err, true};
-        ++res.tool_calls;
-      } else if (call.name == "finish" && !check_finish(call.input, cfg.finish).empty()) {
-        out = {finish_rejection(check_finish(call.input, cfg.finish)), true};
-        ++res.tool_calls;
-      } else {
-        ++res.tool_calls;
-        // Write-ahead: the call is on disk before it can change anything, so a resume knows
-        // which calls of a half-done turn may have run.
-        co_await durable();
-        try {
-          out = co_await asio::co_spawn(
-              tool_pool,
-              [&host, &call]() -> asio::awaitable<ToolOutcome> { co_return host.call(call); },
-              asio::use_awaitable);
-        } catch (const std::exception& e) {
-          out = {std::string("the tool host failed: ") + e.what(), true};
-          tw->append("note",
-                     {{"text", "tool " + call.name + " (" + call.id + ") raised: " + e.what()}});
-        }
-        if (call.name == "finish" && !out.is_error) {
-          res.finish = call.input;
-          res.end_reason = "finished";
-          if (out.content.empty()) out.content = "finish accepted";
-        }
-      }
-      json rec = out.record.is_object() ? out.record : json::object();
-      json violations = rec.contains("violations") ? rec["violations"] : json::array();
-      rec.erase("violations");
-      rec["id"] = call.id;
-      rec["name"] = call.name;
-      rec["is_error"] = out.is_error;
-      if (not_run) rec["not_run"] = true;
-      rec["content"] = out.content;
-      tw->append("tool_result", rec);
-      for (auto& v : violations) {
-        if (!v.is_object()) continue;
-        v["tool_call_id"] = call.id;
-        tw->append("violation", v);
-      }
-      results.results.push_back({call.id, call.name, out.content, out.is_error});
-    }
-    conv.messages.push_back(std::move(results));
-    co_await turn_done();
-  }
-
-  tw->append("end", {{"reason", res.end_reason},
-                     {"finish", res.finish ? *res.finish : json(nullptr)},
-                     {"turns", res.turns},
-                     {"input_tokens", res.input_tokens},
-                     {"output_tokens", res.output_tokens},
-                     {"cost_usd", res.cost_usd}});
-  co_await durable();
-  res.transcript_head = tw->head();
-  co_return res;
+  Session session(std::move(cfg), host, http, model, tool_pool);
+  co_return co_await session.run();
 }
 
 }  // namespace kd::agents

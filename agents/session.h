@@ -13,47 +13,16 @@
 #include <vector>
 
 #include "agents/asio.h"
-#include "agents/fake_server.h"
+#include "agents/fake/server.h"
 #include "agents/finish.h"
 #include "agents/llm_client.h"
+#include "agents/model_config.h"
 #include "agents/providers_policy.h"
+#include "agents/session_result.h"
+#include "agents/tool_host.h"
 #include "agents/types.h"
 
 namespace kd::agents {
-
-struct ToolOutcome {
-  std::string content;
-  bool is_error = false;
-  // Extra transcript fields of the tool_result (exit_code, signal, timed_out, killed_by_limit,
-  // denials). A "violations" array here is also written as one `violation` record per entry.
-  nlohmann::json record = nlohmann::json::object();
-  // For finish: the host accepted it (the loop has already validated the contract).
-  bool finished = false;
-};
-
-class ToolHost {
- public:
-  virtual ~ToolHost() = default;
-  // Runs one validated call; blocking; called off the I/O thread, one call at a time.
-  virtual ToolOutcome call(const ToolCall& call) = 0;
-};
-
-struct ModelConfig {
-  std::string provider = "fake";  // anthropic | openai | fake (entries of policies/providers.json)
-  std::string model;              // empty: the provider's default_model
-  std::string base_url;           // empty: the provider's base_url
-  std::string script;             // fake only: the script file
-  int max_tokens = 8192;
-  bool stream = true;
-};
-
-struct Budgets {
-  int max_turns = 80;
-  long max_tokens = 4'000'000;  // input + output over the session
-  double max_cost_usd = 30;     // <= 0: no cost budget
-  double max_wall_s = 4 * 3600;
-  int max_tool_calls = 500;
-};
 
 // A model ready to be called: its endpoint, its price, and the in-process fake server when the
 // provider is `fake` (the server lives as long as the handle).
@@ -68,18 +37,6 @@ struct ModelHandle {
 // (ANTHROPIC_API_KEY / OPENAI_API_KEY, removed from the environment once read), or starts the
 // fake server on 127.0.0.1:0 with the script. Throws kd::Error naming what is missing.
 ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy);
-
-struct SessionResult {
-  std::string end_reason;  // finished | budget:<which> | provider:<error> | ended_without_finish
-  std::optional<nlohmann::json> finish;
-  int turns = 0;
-  int tool_calls = 0;
-  long input_tokens = 0;
-  long output_tokens = 0;
-  bool usage_estimated = false;  // some turn carried no provider-reported usage
-  double cost_usd = 0;
-  std::string transcript_head;
-};
 
 // Called after each complete turn of this process (the response and all its tool results, or
 // the nudge after a response without tool calls), once those records are durable, with the

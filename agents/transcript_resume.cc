@@ -6,18 +6,19 @@
 #include <cerrno>
 #include <set>
 
-#include "audit/context.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
 #include "common/time.h"
 #include "contract/transcript_chain.h"
+#include "contract/transcript_records.h"
 
 namespace kd::agents {
 namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+namespace records = contract::transcript;
 
 // Seconds since the epoch of a record's stamp.
 double parse_ts(const std::string& ts) {
@@ -35,16 +36,16 @@ class Rebuilder {
     const std::string type = rec.at("type").get<std::string>();
     const json& d = rec.at("data");
     double ts = parse_ts(rec.at("ts").get<std::string>());
-    if (type == "header") {
+    if (type == records::kHeader) {
       st_.header = d;
       segment_start_ = ts;
-    } else if (type == "response") {
+    } else if (type == records::kResponse) {
       response(d);
-    } else if (type == "tool_call") {
+    } else if (type == records::kToolCall) {
       tool_call(d);
-    } else if (type == "tool_result") {
+    } else if (type == records::kToolResult) {
       tool_result(d);
-    } else if (type == "note") {
+    } else if (type == records::kNote) {
       if (d.contains("nudge")) {
         st_.nudges = d.at("nudge").get<int>();
         st_.messages.push_back({Message::Kind::user, d.at("message").get<std::string>(), {}, {}});
@@ -56,7 +57,7 @@ class Rebuilder {
         st_.active_s += last_ts_ - segment_start_;
         segment_start_ = ts;
       }
-    } else if (type == "end") {
+    } else if (type == records::kEnd) {
       st_.end = d;
     }
     last_ts_ = ts;
@@ -130,12 +131,12 @@ class Rebuilder {
   }
 
   void tool_call(const json& d) {
-    const ToolCall& c = expected_call(d.at("id").get<std::string>(), "tool_call");
+    const ToolCall& c = expected_call(d.at("id").get<std::string>(), records::kToolCall);
     if (pending_->started.insert(c.id).second) ++st_.tool_calls;
   }
 
   void tool_result(const json& d) {
-    const ToolCall& c = expected_call(d.at("id").get<std::string>(), "tool_result");
+    const ToolCall& c = expected_call(d.at("id").get<std::string>(), records::kToolResult);
     ToolResult r{c.id, c.name, content(d), d.at("is_error").get<bool>()};
     if (d.value("not_run", false)) --st_.tool_calls;
     bool accepted_finish = c.name == "finish" && !r.is_error && !d.value("not_run", false);

@@ -1,9 +1,12 @@
 // kdispatch transcripts (docs/transcripts.md): the author's tools map one to one onto events.
 #include "audit/importer.h"
 #include "audit/shell_scan.h"
+#include "contract/transcript_records.h"
 
 namespace kd::audit {
 namespace {
+
+namespace records = contract::transcript;
 
 std::vector<std::string> strings_of(const nlohmann::json& obj, const char* key) {
   std::vector<std::string> out;
@@ -52,7 +55,7 @@ void tool_call(const nlohmann::json& data, ImportState& st) {
     e.content = in.dump();
     st.emit(std::move(e));
   } else if (name != "git_diff") {
-    st.unknown("tool_call:" + name);
+    st.unknown(std::string(records::kToolCall) + ":" + name);
   }
 }
 
@@ -65,7 +68,7 @@ void import_kdispatch_record(const nlohmann::json& rec, ImportState& st) {
   const nlohmann::json& data = it != rec.end() && it->is_object() ? *it : empty;
   st.ts = str_of(rec, "ts");
   st.role = str_of(rec, "role");
-  if (type == "header") {
+  if (type == records::kHeader) {
     HeaderInfo h;
     h.family = str_of(data, "family");
     h.experiment = str_of(data, "experiment");
@@ -76,18 +79,18 @@ void import_kdispatch_record(const nlohmann::json& rec, ImportState& st) {
     st.worktree = h.worktree;
     st.cwd = h.worktree;
     if (st.sink->header) st.sink->header(h);
-  } else if (type == "response") {
+  } else if (type == records::kResponse) {
     std::string text = str_of(data, "text");
     if (!text.empty()) {
       Event e;
       e.kind = EventKind::ModelText;
       e.text = std::move(text);
-      e.tool = "response";
+      e.tool = records::kResponse;
       st.emit(std::move(e));
     }
-  } else if (type == "tool_call") {
+  } else if (type == records::kToolCall) {
     tool_call(data, st);
-  } else if (type == "violation") {
+  } else if (type == records::kViolation) {
     Event e;
     e.kind = EventKind::Violation;
     e.tool = str_of(data, "layer");
@@ -95,17 +98,17 @@ void import_kdispatch_record(const nlohmann::json& rec, ImportState& st) {
     e.text = str_of(data, "layer") + " denied " + str_of(data, "op") + " " + str_of(data, "path") +
              " (" + str_of(data, "errno") + ")";
     st.emit(std::move(e));
-  } else if (type == "end") {
+  } else if (type == records::kEnd) {
     auto fin = data.find("finish");
     if (fin != data.end() && fin->is_object()) {
       Event e;
       e.kind = EventKind::Finish;
-      e.tool = "end";
+      e.tool = records::kEnd;
       e.text = str_of(*fin, "ledger");
       e.content = fin->dump();
       st.emit(std::move(e));
     }
-  } else if (type != "request" && type != "tool_result" && type != "note") {
+  } else if (type != records::kRequest && type != records::kToolResult && type != records::kNote) {
     st.unknown(type.empty() ? "record without type" : type);
   }
 }

@@ -41,10 +41,10 @@ int cmd_author(const Args& args) {
   for (const auto& c : r.commits)
     std::printf("commit %s %s\n", c.sha.c_str(), c.message.substr(0, c.message.find('\n')).c_str());
   std::printf("ended: %s after %d turns, %d tool calls, %ld tokens, $%.4f\ntranscript head %s\n",
-              r.session.end_reason.c_str(), r.session.turns, r.session.tool_calls,
+              to_string(r.session.end_reason).c_str(), r.session.turns, r.session.tool_calls,
               r.session.input_tokens + r.session.output_tokens, r.session.cost_usd,
               r.session.transcript_head.c_str());
-  return r.session.end_reason == "finished" ? kExitOk : kExitRefused;
+  return r.session.end_reason == contract::EndReason::finished() ? kExitOk : kExitRefused;
 }
 
 }  // namespace kd::cli

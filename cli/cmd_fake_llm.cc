@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "agents/fake_server.h"
+#include "agents/fake/server.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/errors.h"

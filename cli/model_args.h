@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/model_config.h"
 #include "cli/args.h"
 
 namespace kd::cli {

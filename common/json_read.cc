@@ -23,12 +23,18 @@ JsonObjectReader::JsonObjectReader(const json& obj, std::string where)
 }
 
 void JsonObjectReader::allow_only(std::initializer_list<std::string_view> keys) const {
+  if (std::optional<std::string> key = first_unknown(keys)) error("unknown field \"" + *key + "\"");
+}
+
+std::optional<std::string> JsonObjectReader::first_unknown(
+    std::initializer_list<std::string_view> keys) const {
   for (const auto& [key, _] : obj_.items()) {
     bool known = false;
     for (std::string_view k : keys)
       known = known || k == key;
-    if (!known) error("unknown field \"" + key + "\"");
+    if (!known) return key;
   }
+  return std::nullopt;
 }
 
 const json& JsonObjectReader::at(const std::string& key) const {

@@ -27,6 +27,8 @@ class JsonObjectReader {
 
   // Refuses any key not in `keys`.
   void allow_only(std::initializer_list<std::string_view> keys) const;
+  // The first key (in the object's order) not in `keys`: for a caller whose message says more.
+  std::optional<std::string> first_unknown(std::initializer_list<std::string_view> keys) const;
   bool has(const std::string& key) const { return obj_.contains(key); }
   // The raw member; throws naming it when absent.
   const nlohmann::json& at(const std::string& key) const;

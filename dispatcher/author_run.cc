@@ -244,13 +244,13 @@ AuthorReport run_author(const AuthorOptions& o) {
                           o.chips ? o.chips->string() : "",
                           brief.sha256(),
                           report.session.transcript_head,
-                          report.session.end_reason};
+                          to_string(report.session.end_reason)};
   run.save(report.run_dir);
   json final_sha = report.session.finish
                        ? report.session.finish->value("/final_candidate/sha"_json_pointer, "")
                        : "";
   journal.append(rec::kFinished, key,
-                 {{"end_reason", report.session.end_reason},
+                 {{"end_reason", to_string(report.session.end_reason)},
                   {"final_sha", final_sha},
                   {"transcript_head", report.session.transcript_head}});
   return report;

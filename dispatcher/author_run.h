@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/model_config.h"
+#include "agents/session_result.h"
 #include "dispatcher/journal.h"
 #include "git/repo.h"
 

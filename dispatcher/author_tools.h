@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/tool_host.h"
 #include "contract/chips.h"
 #include "dispatcher/supervisor.h"
 #include "git/repo.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/model_config.h"
 #include "contract/verdict.h"
 
 namespace kd::dispatcher {

@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/model_config.h"
 #include "briefs/verifier_brief.h"
+#include "contract/end_reason.h"
 
 namespace kd::dispatcher {
 
@@ -27,7 +28,7 @@ struct LlmVerifierInput {
 
 struct LlmVerifierResult {
   std::optional<std::string> sections;  // the accepted report, rendered
-  std::string end_reason;
+  contract::EndReason end_reason;
   std::string transcript_head;
 };
 

@@ -60,7 +60,7 @@ verify::Reviewer llm_reviewer(const agents::ModelConfig& model, const briefs::Br
     }
     LlmVerifierResult r = run_llm_verifier(
         {model, *vb.brief, run_dir, in.snapshot, in.receipt, in.receipt_rel, chip});
-    out.record = {{"end_reason", r.end_reason},
+    out.record = {{"end_reason", to_string(r.end_reason)},
                   {"transcript_head", r.transcript_head},
                   {"accepted", r.sections.has_value()}};
     out.sections = r.sections;

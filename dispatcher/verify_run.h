@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/session.h"
+#include "agents/model_config.h"
 #include "contract/chips.h"
 #include "contract/verdict.h"
 #include "dispatcher/journal.h"

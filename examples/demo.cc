@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/policy_path.h"
+#include "contract/transcript_records.h"
 #include "dispatcher/campaign.h"
 #include "examples/example_wiki.h"
 
@@ -20,6 +21,7 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+namespace records = contract::transcript;
 
 // Marks a root as made by the demo, so a later demo may replace it and nothing else.
 constexpr const char* kMarker = ".kdispatch-demo";
@@ -52,7 +54,7 @@ std::vector<std::string> blocked_calls(const fs::path& transcript) {
     if (!r.is_object()) continue;
     const json& d = r.value("data", json::object());
     std::string type = r.value("type", ""), name = d.value("name", "");
-    if (type == "tool_call") {
+    if (type == records::kToolCall) {
       const json& input = d.value("input", json::object());
       std::string what = input.contains("path")      ? input["path"].get<std::string>()
                          : input.contains("command") ? input["command"].dump()
@@ -60,7 +62,7 @@ std::vector<std::string> blocked_calls(const fs::path& transcript) {
       asked[d.value("id", "")] = name + " " + what;
       continue;
     }
-    if (type != "tool_result" || !d.value("is_error", false) || name == "finish") continue;
+    if (type != records::kToolResult || !d.value("is_error", false) || name == "finish") continue;
     std::string content = d.value("content", "");
     std::string why = content.substr(0, content.find('\n'));
     if (name == "run" || name == "run_on_chip") {

@@ -117,7 +117,8 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
               cfg.timeouts.connect = std::chrono::seconds(30);
               cfg.on_text = hooks.on_text;
               SessionResult r = co_await run_session(cfg, no_tools, http, model, pool);
-              if (r.end_reason != "ended_without_finish") throw std::runtime_error(r.end_reason);
+              if (r.end_reason != kd::contract::EndReason::without_finish())
+                throw std::runtime_error(to_string(r.end_reason));
             }
             ++round.ok;
           } catch (const std::exception& e) {

@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "agents/fake_script.h"
+#include "agents/fake/script.h"
 #include "agents/finish.h"
 #include "agents/roles.h"
 #include "agents/tools.h"

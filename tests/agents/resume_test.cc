@@ -133,7 +133,8 @@ class ResumeTest : public testing::TestWithParam<std::string> {
   // The uninterrupted run, once per test.
   void SetUp() override {
     ref_ = run(config(tmp_ / "ref", false));
-    ASSERT_EQ(ref_.result.end_reason, "finished") << read_file(tmp_ / "ref/transcript.jsonl");
+    ASSERT_EQ(to_string(ref_.result.end_reason), "finished")
+        << read_file(tmp_ / "ref/transcript.jsonl");
     ASSERT_TRUE(ref_.result.finish);
     ASSERT_EQ(ref_.answered, kScriptTurns);
     ref_text_ = read_file(tmp_ / "ref/transcript.jsonl");
@@ -161,7 +162,7 @@ class ResumeTest : public testing::TestWithParam<std::string> {
     fs::path dir = crashed(name, text);
     Outcome r = run(config(dir, true));
 
-    EXPECT_EQ(r.result.end_reason, "finished");
+    EXPECT_EQ(to_string(r.result.end_reason), "finished");
     if (!r.result.finish) {
       ADD_FAILURE() << "no finish";
       return 0;
@@ -282,7 +283,7 @@ TEST_P(ResumeTest, AnEndedSessionGivesItsRecordedResult) {
   Outcome r = run(config(dir, true));
   EXPECT_EQ(r.answered, 0u) << "the model is not called";
   EXPECT_TRUE(r.host_calls.empty());
-  EXPECT_EQ(r.result.end_reason, "finished");
+  EXPECT_EQ(to_string(r.result.end_reason), "finished");
   EXPECT_EQ(*r.result.finish, *ref_.result.finish);
   EXPECT_EQ(r.result.turns, ref_.result.turns);
   EXPECT_EQ(r.result.tool_calls, ref_.result.tool_calls);
@@ -303,7 +304,7 @@ TEST_P(ResumeTest, RebuiltConversationIsTheOneTheModelSaw) {
     text += ref_lines_[i] + "\n";
   fs::path dir = crashed("exact", text);
   Outcome r = run(config(dir, true));
-  ASSERT_EQ(r.result.end_reason, "finished");
+  ASSERT_EQ(to_string(r.result.end_reason), "finished");
   auto body_of = [](const json& rec) {
     const json& d = rec["data"];
     return d.contains("body") ? d["body"].dump() : d["body_ref"].get<std::string>();
@@ -326,7 +327,7 @@ TEST_P(ResumeTest, TurnBudgetCarriesOver) {
   SessionConfig cfg = config(dir, true);
   cfg.budgets.max_turns = 3;
   Outcome r = run(cfg);
-  EXPECT_EQ(r.result.end_reason, "budget:turns");
+  EXPECT_EQ(to_string(r.result.end_reason), "budget:turns");
   EXPECT_EQ(r.answered, 0u);
   EXPECT_TRUE(contract::verify_chain_file(dir / "transcript.jsonl").ok);
 }
@@ -372,6 +373,32 @@ TEST_P(ResumeTest, ATranscriptStillBeingWrittenIsRefused) {
     FAIL() << "expected kd::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("another process"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(ResumeTest, AnEndRecordWithoutAnEndReasonIsRefusedNamingIt) {
+  fs::path dir = tmp_ / "odd-end";
+  {
+    TranscriptWriter tw(dir, "rms-v001-author", "author");
+    tw.append("header", {{"model", {{"provider", GetParam()}, {"name", "fake-author"}}},
+                         {"system_sha256", sha256_hex("brief")},
+                         {"first_user_message_sha256", sha256_hex("author the family")}});
+    tw.append("end", {{"reason", "exploded"},
+                      {"finish", nullptr},
+                      {"turns", 0},
+                      {"input_tokens", 0},
+                      {"output_tokens", 0},
+                      {"cost_usd", 0}});
+    tw.flush();
+  }
+  try {
+    run(config(dir, true));
+    FAIL() << "expected kd::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("odd-end/transcript.jsonl"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"exploded\" is not an end reason"), std::string::npos)
+        << e.what();
   }
 }
 

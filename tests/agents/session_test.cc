@@ -175,7 +175,7 @@ class SessionTest : public testing::Test {
 
 TEST_F(SessionTest, HonestAuthorFinishesAfterARejectedFinish) {
   SessionResult r = run(honest_script(true));
-  ASSERT_EQ(r.end_reason, "finished") << records().rbegin()[1].dump();
+  ASSERT_EQ(to_string(r.end_reason), "finished") << records().rbegin()[1].dump();
   ASSERT_TRUE(r.finish);
   EXPECT_EQ(r.turns, 6);
   EXPECT_EQ(r.tool_calls, 8);
@@ -217,7 +217,7 @@ TEST_F(SessionTest, OpenAIWireThroughTheWholeLoop) {
   m.model = "gpt-4.1";
   m.base_url = "http://127.0.0.1:1/v1";  // replaced by the test server; a local server needs no key
   SessionResult r = run(honest_script(false), m);
-  ASSERT_EQ(r.end_reason, "finished") << records().rbegin()[1].dump();
+  ASSERT_EQ(to_string(r.end_reason), "finished") << records().rbegin()[1].dump();
   EXPECT_EQ(r.turns, 5);
   EXPECT_NEAR(r.cost_usd, 5 * (100 * 2.0 + 20 * 8.0) / 1e6, 1e-12);
   auto seen = server_->requests();
@@ -232,7 +232,7 @@ TEST_F(SessionTest, BadArgumentsBecomeToolErrorsAndTheSessionGoesOn) {
     {"tool_calls":[{"id":"a","name":"read_file","input":{"path":7}},{"id":"b","name":"run","arguments_raw":"{command: ls"},
                    {"id":"c","name":"launch_missiles","input":{}},{"id":"d","name":"write_file","input":{"path":"x","content":"y","mode":"0777"}}]},
     {"text":"I give up."}]})");
-  EXPECT_EQ(r.end_reason, "provider:http_400:invalid_request_error")
+  EXPECT_EQ(to_string(r.end_reason), "provider:http_400:invalid_request_error")
       << "script ends after the nudge";
   std::vector<std::string> errors;
   for (const auto& rec : records()) {
@@ -250,7 +250,7 @@ TEST_F(SessionTest, BadArgumentsBecomeToolErrorsAndTheSessionGoesOn) {
 
 TEST_F(SessionTest, EndingWithoutFinishIsNamed) {
   SessionResult r = run(R"({"turns":[{"text":"a"},{"text":"b"},{"text":"c"}]})");
-  EXPECT_EQ(r.end_reason, "ended_without_finish");
+  EXPECT_EQ(to_string(r.end_reason), "ended_without_finish");
   EXPECT_FALSE(r.finish);
   EXPECT_EQ(r.turns, 3);
 }
@@ -259,7 +259,7 @@ TEST_F(SessionTest, TurnBudget) {
   Budgets b;
   b.max_turns = 2;
   SessionResult r = run(honest_script(false), {}, b);
-  EXPECT_EQ(r.end_reason, "budget:turns");
+  EXPECT_EQ(to_string(r.end_reason), "budget:turns");
   EXPECT_EQ(r.turns, 2);
   EXPECT_TRUE(contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
 }
@@ -272,7 +272,7 @@ TEST_F(SessionTest, CostBudgetUsesProviderUsageAndThePriceTable) {
   Budgets b;
   b.max_cost_usd = 0.0015;  // each turn: 100 in * $3/M + 20 out * $15/M = $0.0006
   SessionResult r = run(honest_script(false), m, b);
-  EXPECT_EQ(r.end_reason, "budget:cost");
+  EXPECT_EQ(to_string(r.end_reason), "budget:cost");
   EXPECT_EQ(r.turns, 3);
   EXPECT_NEAR(r.cost_usd, 3 * 0.0006, 1e-9);
 }
@@ -284,7 +284,7 @@ TEST_F(SessionTest, CheatingAuthorIsRecordedWithViolations) {
     {"tool_calls":[{"id":"f","name":"finish","input":{"ledger":"| cand1 | x |","final_candidate":{"path":"k.py","sha":"abc1234"},
         "mechanism":"3x faster","escalations":[],"blockers":[],"compliance":""}}]},
     {"text":"done"},{"text":"done"},{"text":"done"}]})");
-  EXPECT_EQ(r.end_reason, "ended_without_finish");
+  EXPECT_EQ(to_string(r.end_reason), "ended_without_finish");
   int violations = 0;
   for (const auto& rec : records()) {
     if (rec["type"] == "violation") {
@@ -308,7 +308,7 @@ TEST_F(SessionTest, ApiKeyNeverReachesTranscriptsRunDirsOrChildren) {
       {"id":"w","name":"write_file","input":{"path":"k.txt","content":"key )") +
           key + R"("}}]},{"text":"x"},{"text":"x"},{"text":"x"}]})",
       m);
-  EXPECT_EQ(r.end_reason, "ended_without_finish");
+  EXPECT_EQ(to_string(r.end_reason), "ended_without_finish");
   auto seen = server_->requests();
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen[0].headers["x-api-key"], key) << "the key did go to the provider";
@@ -341,7 +341,7 @@ TEST_F(SessionTest, MissingKeyIsRefusedNamingTheVariable) {
 
 TEST_F(SessionTest, ProviderFailureEndsTheSessionWithItsReason) {
   SessionResult r = run(R"({"turns":[{"text":"x","faults":[{"kind":"status","status":401}]}]})");
-  EXPECT_EQ(r.end_reason, "provider:http_401:authentication_error");
+  EXPECT_EQ(to_string(r.end_reason), "provider:http_401:authentication_error");
   auto recs = records();
   EXPECT_EQ(recs.back()["data"]["reason"], "provider:http_401:authentication_error");
   EXPECT_TRUE(contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);

@@ -1,22 +1,28 @@
 // `kdispatch fake-llm`: a real HTTP/1.1 server on loopback speaking the Anthropic Messages and
 // OpenAI Chat Completions wire formats (streaming and not) from a FakeScript, with injected
-// faults. Tests and the demo use it as the model; it runs on its own threads.
+// faults. Tests and the demo use it as the model; it runs on its own threads. Each connection
+// carries one request, which must arrive whole within the read deadline; a connection that fails
+// for another reason than the client leaving is reported on stderr ("fake-llm: connection from
+// 127.0.0.1:PORT: ...").
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "agents/fake_script.h"
+#include "agents/fake/script.h"
 
 namespace kd::agents {
 
 class FakeServer {
  public:
+  static constexpr std::chrono::milliseconds kReadDeadline{30'000};
+
   // Listens on `listen` ("127.0.0.1:0" picks a free port); refuses non-loopback addresses.
-  explicit FakeServer(FakeScript script, const std::string& listen = "127.0.0.1:0",
-                      int threads = 1);
+  explicit FakeServer(FakeScript script, const std::string& listen = "127.0.0.1:0", int threads = 1,
+                      std::chrono::milliseconds read_deadline = kReadDeadline);
   ~FakeServer();
   FakeServer(const FakeServer&) = delete;
   FakeServer& operator=(const FakeServer&) = delete;
@@ -36,9 +42,8 @@ class FakeServer {
   // Requests answered with a scripted turn and no injected fault (the turns a client paid for).
   size_t answered() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -19,13 +19,21 @@ struct FakeToolCall {
   std::optional<std::string> arguments_raw;  // sent verbatim (may be invalid JSON)
 };
 
+enum class FaultKind {
+  Status,         // an HTTP error status instead of the turn
+  ErrorEvent,     // an error event mid-stream (a 529 body when not streaming)
+  Stall,          // silence for `seconds` before an event
+  Truncate,       // the connection closes mid-response
+  MalformedJson,  // a broken event (half a body when not streaming)
+};
+
 struct FakeFault {
-  std::string kind;                     // status | error_event | stall | truncate | malformed_json
-  int status = 0;                       // status
-  std::optional<double> retry_after_s;  // status
-  std::string error_type;               // status, error_event (provider error type)
-  int after_events = 2;                 // error_event | stall | truncate | malformed_json
-  double seconds = 0;                   // stall
+  FaultKind kind = FaultKind::Status;
+  int status = 0;                       // Status
+  std::optional<double> retry_after_s;  // Status
+  std::string error_type;               // Status, ErrorEvent (provider error type)
+  int after_events = 2;                 // the streamed event it replaces or precedes
+  double seconds = 0;                   // Stall
 };
 
 struct FakeTurn {
