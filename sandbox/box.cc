@@ -22,7 +22,6 @@
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/seccomp_notify.h"
-#include "sandbox/spawn.h"
 #include "sandbox/wire.h"
 
 extern char** environ;

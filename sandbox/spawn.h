@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/box.h"
+#include "sandbox/file_op.h"
 #include "sandbox/profile.h"
 
 namespace kd::sandbox {
@@ -53,8 +53,5 @@ Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd
 // FileResult frame. `data_fd` carries the bytes of a Write.
 pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,
                     uint64_t max_bytes, int reply_fd, int data_fd);
-
-std::string encode_file_result(const FileResult& r);
-FileResult decode_file_result(const std::string& payload);
 
 }  // namespace kd::sandbox
