@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "contract/chips.h"
 #include "sandbox/box_user.h"
 #include "sandbox/file_op.h"
@@ -68,10 +69,13 @@ class Box {
   void await_ready();
   RunResult run(const RunRequest& request, bool own_pid_namespace);
   void send_request(const std::string& message, const std::vector<int>& fds);
+  // Sends a request with the box's ends of its streams (closed here once pid 1 holds them) and
+  // waits until pid 1 built every layer.
+  void send_call(const std::string& request, std::vector<UniqueFd> box_ends);
   void shutdown();
 
   std::mutex send_mu_;
-  int control_fd_ = -1;
+  UniqueFd control_;
   pid_t holder_pid_ = -1;  // kdispatch-box as started; it exits once pid 1 is made
   pid_t init_pid_ = -1;    // also a child of this process (CLONE_PARENT)
   bool ready_ = false;     // pid 1 built every layer

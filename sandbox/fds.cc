@@ -79,14 +79,18 @@ bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t ma
   return true;
 }
 
-void make_pipe(int fds[2]) {
+FdPair make_pipe() {
+  int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw_sys("box: pipe2", "O_CLOEXEC", errno);
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-void make_stream_pair(int fds[2]) {
+FdPair make_stream_pair() {
+  int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw_sys("box: socketpair", "AF_UNIX, SOCK_STREAM", errno);
   }
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
 void close_fd(int& fd) {

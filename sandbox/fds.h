@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
+
 namespace kd::sandbox {
 
 // Marks every descriptor from 3 up close-on-exec, so a command inherits only 0, 1 and 2 while
@@ -22,9 +24,13 @@ void send_with_fds(int sock, const std::string& data, const std::vector<int>& fd
 // end of stream; throws kd::Error on failure.
 bool recv_with_fds(int sock, std::string& data, std::vector<int>& fds, size_t max_fds);
 
-// A pipe or socketpair whose both ends are close-on-exec; throws kd::Error naming the call.
-void make_pipe(int fds[2]);
-void make_stream_pair(int fds[2]);
+// A pipe (read end first) or a stream socketpair, both ends close-on-exec; throws kd::Error
+// naming the call.
+struct FdPair {
+  UniqueFd first, second;
+};
+FdPair make_pipe();
+FdPair make_stream_pair();
 
 // Closes a descriptor if open and sets it to -1.
 void close_fd(int& fd);
