@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "common/errors.h"
+#include "common/fd.h"
 #include "sandbox/fds.h"
 #include "sandbox/ipc_uts.h"
 #include "sandbox/landlock.h"
@@ -29,13 +30,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Child {
-  int reply_fd = -1;
+  UniqueFd reply;
   Clock::time_point deadline;
   bool timed_out = false;
   bool sole = false;  // the box's only command, without an init of its own
-  int listener = -1;  // a sole command's seccomp listener: this process supervises it
-  std::shared_ptr<DenialLog> log;
+  UniqueFd listener;  // a sole command's seccomp listener: this process supervises it
+  std::unique_ptr<DenialLog> log;
 };
+using Children = std::map<pid_t, Child>;
 
 void send_startup(int fd, Startup kind, const std::string& text) {
   send_with_fds(fd, std::string(1, char(kind)) + text, {});
@@ -91,118 +93,144 @@ Confinement build_box(InitConfig& cfg) {
   return c;
 }
 
-void finish(std::map<pid_t, Child>& children, pid_t pid, int status) {
+void finish(Children& children, pid_t pid, int status) {
   auto it = children.find(pid);
   if (it == children.end()) return;  // an orphan that ended up with us
+  Child& ch = it->second;
   // What the sole command left behind would hold its output open: end it before reporting.
-  if (it->second.sole) ::kill(-1, SIGKILL);
-  close_fd(it->second.listener);
-  if (it->second.log) {
-    const std::string frame = it->second.log->take(true);
-    if (!frame.empty()) wire::write_frame(it->second.reply_fd, wire::Frame::Denials, frame);
+  if (ch.sole) ::kill(-1, SIGKILL);
+  ch.listener.reset();
+  if (ch.log) {
+    const std::string frame = ch.log->take(true);
+    if (!frame.empty()) wire::write_frame(ch.reply.get(), wire::Frame::Denials, frame);
   }
   wire::Writer w;
-  w.u64(uint64_t(status)).u64(it->second.timed_out);
-  wire::write_frame(it->second.reply_fd, wire::Frame::Status, w.bytes());
-  ::close(it->second.reply_fd);
+  w.u64(uint64_t(status)).u64(ch.timed_out);
+  wire::write_frame(ch.reply.get(), wire::Frame::Status, w.bytes());
   children.erase(it);
 }
 
-void serve(const Confinement& c, int control_fd, int sig_fd) {
-  std::map<pid_t, Child> children;
-  for (;;) {
-    int timeout_ms = -1;
-    const auto now = Clock::now();
-    for (auto& [pid, ch] : children) {
-      if (ch.timed_out) continue;
-      if (ch.deadline <= now) {
-        ch.timed_out = true;
-        ::kill(pid, SIGKILL);  // the init of its namespace (or the sole command): all goes
-        continue;
-      }
-      auto ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(ch.deadline - now).count() + 1;
-      if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = int(ms);
+// Kills what is past its deadline; returns the poll timeout until the next one (-1: none).
+int enforce_deadlines(Children& children) {
+  int timeout_ms = -1;
+  const auto now = Clock::now();
+  for (auto& [pid, ch] : children) {
+    if (ch.timed_out) continue;
+    if (ch.deadline <= now) {
+      ch.timed_out = true;
+      ::kill(pid, SIGKILL);  // the init of its namespace (or the sole command): all goes
+      continue;
     }
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(ch.deadline - now).count() + 1;
+    if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = int(ms);
+  }
+  return timeout_ms;
+}
+
+// Records and answers a sole command's seccomp notification; its denials go out as they come.
+void serve_listener(Child& ch, short revents) {
+  if (revents & POLLIN) {
+    if (!ch.log->serve(ch.listener.get())) ch.listener.reset();
+    const std::string frame = ch.log->take();
+    if (!frame.empty()) wire::write_frame(ch.reply.get(), wire::Frame::Denials, frame);
+  } else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
+    ch.listener.reset();
+  }
+}
+
+void reap(Children& children, int sig_fd) {
+  signalfd_siginfo info;
+  while (::read(sig_fd, &info, sizeof info) == ssize_t(sizeof info)) {
+  }
+  int status;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+    finish(children, pid, status);
+}
+
+// Run: argv, environment, cwd, use_chip, timeout (ms), own pid namespace; with the reply
+// stream, stdin, stdout and stderr.
+void handle_run(const Confinement& c, wire::Reader& rd, std::vector<UniqueFd>& fds,
+                Children& children) {
+  if (fds.size() != 4) return;
+  CommandSpec cmd;
+  cmd.argv = rd.strs();
+  cmd.env = rd.strs();
+  cmd.cwd = rd.str();
+  cmd.use_chip = rd.u64() != 0 && c.chip_ns_fd >= 0;
+  const uint64_t timeout_ms = rd.u64();
+  const bool own_pid_namespace = rd.u64() != 0;
+  Spawned s = spawn_command(c, cmd, fds[0].get(), fds[1].get(), fds[2].get(), fds[3].get(),
+                            own_pid_namespace);
+  if (s.pid < 0) throw_sys("pid namespace: clone", "command", errno);
+  Child& ch = children[s.pid];
+  ch.reply = std::move(fds[0]);
+  ch.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  ch.sole = !own_pid_namespace;
+  ch.listener.reset(s.listener);
+  if (ch.listener) ch.log = std::make_unique<DenialLog>();
+}
+
+// File: the operation, the path, the most bytes to read, timeout (ms); with the reply stream
+// and the stream of a Write's bytes.
+void handle_file(const Confinement& c, wire::Reader& rd, std::vector<UniqueFd>& fds,
+                 Children& children) {
+  if (fds.size() != 2) return;
+  const auto op = FileRequest::Op(rd.u64());
+  const std::string path = rd.str();
+  const uint64_t max_bytes = rd.u64();
+  const uint64_t timeout_ms = rd.u64();
+  const pid_t pid = spawn_file_op(c, op, path, max_bytes, fds[0].get(), fds[1].get());
+  if (pid <= 0) return;
+  Child& ch = children[pid];
+  ch.reply = std::move(fds[0]);
+  ch.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+// One request from the host. One that cannot be decoded is answered with the error on its reply
+// stream; one of an unknown kind or with the wrong descriptors is dropped with them, and its
+// caller sees its streams end without a status.
+void handle_request(const Confinement& c, int control_fd, Children& children) {
+  std::string msg;
+  std::vector<int> received;
+  try {
+    if (!recv_with_fds(control_fd, msg, received, 4)) {
+      ::_exit(0);  // the host went away: pid 1 exits and the kernel kills the rest
+    }
+  } catch (const Error&) {
+    return;  // its descriptors are closed
+  }
+  std::vector<UniqueFd> fds;
+  for (int fd : received)
+    fds.emplace_back(fd);
+  try {
+    wire::Reader rd(msg);
+    const std::string kind = rd.str();
+    if (kind.size() != 1) return;
+    if (Request(kind[0]) == Request::Run) handle_run(c, rd, fds, children);
+    if (Request(kind[0]) == Request::File) handle_file(c, rd, fds, children);
+  } catch (const Error& e) {
+    if (!fds.empty() && fds[0]) wire::write_frame(fds[0].get(), wire::Frame::SetupError, e.what());
+  }
+}
+
+void serve(const Confinement& c, int control_fd, int sig_fd) {
+  Children children;
+  for (;;) {
+    const int timeout_ms = enforce_deadlines(children);
     std::vector<pollfd> pfd = {{control_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
     std::vector<Child*> supervised;
     for (auto& [pid, ch] : children) {
-      if (ch.listener < 0) continue;
-      pfd.push_back({ch.listener, POLLIN, 0});
+      if (!ch.listener) continue;
+      pfd.push_back({ch.listener.get(), POLLIN, 0});
       supervised.push_back(&ch);
     }
     if (::poll(pfd.data(), pfd.size(), timeout_ms) < 0 && errno != EINTR) ::_exit(3);
-    for (size_t i = 0; i < supervised.size(); ++i) {
-      Child& ch = *supervised[i];
-      const short ev = pfd[2 + i].revents;
-      if (ev & POLLIN) {
-        if (!ch.log->serve(ch.listener)) close_fd(ch.listener);
-        const std::string frame = ch.log->take();
-        if (!frame.empty()) wire::write_frame(ch.reply_fd, wire::Frame::Denials, frame);
-      } else if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
-        close_fd(ch.listener);
-      }
-    }
-    if (pfd[1].revents & POLLIN) {
-      signalfd_siginfo info;
-      while (::read(sig_fd, &info, sizeof info) == ssize_t(sizeof info)) {
-      }
-      int status;
-      pid_t pid;
-      while ((pid = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0)
-        finish(children, pid, status);
-    }
-    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      std::string msg;
-      std::vector<int> fds;
-      bool got = true;
-      try {
-        got = recv_with_fds(control_fd, msg, fds, 4);
-      } catch (const Error&) {
-        continue;  // a malformed request: its descriptors are closed, its caller sees no status
-      }
-      if (!got) ::_exit(0);  // the host went away: pid 1 exits and the kernel kills the rest
-      try {
-        wire::Reader rd(msg);
-        const std::string kind = rd.str();
-        if (kind.size() == 1 && Request(kind[0]) == Request::Run && fds.size() == 4) {
-          CommandSpec cmd;
-          cmd.argv = rd.strs();
-          cmd.env = rd.strs();
-          cmd.cwd = rd.str();
-          cmd.use_chip = rd.u64() != 0 && c.chip_ns_fd >= 0;
-          const uint64_t timeout_ms = rd.u64();
-          const bool own_pid_namespace = rd.u64() != 0;
-          Spawned s = spawn_command(c, cmd, fds[0], fds[1], fds[2], fds[3], own_pid_namespace);
-          if (s.pid < 0) throw_sys("pid namespace: clone", "command", errno);
-          Child& ch = children[s.pid];
-          ch.reply_fd = fds[0];
-          ch.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-          ch.sole = !own_pid_namespace;
-          ch.listener = s.listener;
-          if (s.listener >= 0) ch.log = std::make_shared<DenialLog>();
-          fds[0] = -1;
-        } else if (kind.size() == 1 && Request(kind[0]) == Request::File && fds.size() == 2) {
-          auto op = FileRequest::Op(rd.u64());
-          const std::string path = rd.str();
-          const uint64_t max_bytes = rd.u64();
-          const uint64_t timeout_ms = rd.u64();
-          pid_t pid = spawn_file_op(c, op, path, max_bytes, fds[0], fds[1]);
-          if (pid > 0) {
-            Child& ch = children[pid];
-            ch.reply_fd = fds[0];
-            ch.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-            fds[0] = -1;
-          }
-        }
-      } catch (const Error& e) {
-        if (!fds.empty() && fds[0] >= 0)
-          wire::write_frame(fds[0], wire::Frame::SetupError, e.what());
-      }
-      for (int fd : fds) {
-        if (fd >= 0) ::close(fd);
-      }
-    }
+    for (size_t i = 0; i < supervised.size(); ++i)
+      serve_listener(*supervised[i], pfd[2 + i].revents);
+    if (pfd[1].revents & POLLIN) reap(children, sig_fd);
+    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) handle_request(c, control_fd, children);
   }
 }
 
