@@ -19,9 +19,12 @@
 #include "sandbox/fds.h"
 #include "sandbox/ipc_uts.h"
 #include "sandbox/landlock.h"
+#include "sandbox/mount_tree.h"
 #include "sandbox/netns.h"
 #include "sandbox/seccomp_notify.h"
+#include "sandbox/signals.h"
 #include "sandbox/spawn.h"
+#include "sandbox/steps.h"
 #include "sandbox/wire.h"
 
 namespace kd::sandbox {
@@ -43,47 +46,76 @@ void send_startup(int fd, Startup kind, const std::string& text) {
   send_with_fds(fd, std::string(1, char(kind)) + text, {});
 }
 
-// Builds every layer of the box; returns the confinement each child applies to itself.
-Confinement build_box(InitConfig& cfg) {
+// The Landlock ruleset for the paths as this mount namespace shows them; -1 without Landlock.
+int landlock_ruleset(const InitConfig& cfg, bool with_chip) {
+  if (cfg.landlock_abi <= 0) return -1;
+  LandlockPaths paths;
+  paths.write.push_back(cfg.plan.worktree);
+  for (const auto& p : cfg.plan.rw_extra)
+    paths.write.push_back(p);
+  for (const auto& t : cfg.plan.tmpfs)
+    paths.write.push_back(t.path);
+  paths.devices.push_back("/dev");
+  if (with_chip) {
+    for (const auto& d : cfg.plan.devices)
+      paths.devices.push_back(d);
+  }
+  return make_landlock_ruleset(paths, cfg.landlock_abi);
+}
+
+// Two views of one tree: the chip's device nodes exist only in the second, kept open as
+// `chip_ns_fd`. Landlock rules attach to inodes, which both views share, so the ruleset is
+// made there. Returns in the plain view, not yet entered.
+void make_chip_view(InitConfig& cfg, Confinement& c) {
+  const UniqueFd plain(::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+  if (!plain) throw_sys("mount: open", "/proc/self/ns/mnt", errno);
+  if (::unshare(CLONE_NEWNS) != 0) throw_sys("mount: unshare", "CLONE_NEWNS (chip view)", errno);
+  c.chip_ns_fd = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  if (c.chip_ns_fd < 0) throw_sys("mount: open", "/proc/self/ns/mnt (chip view)", errno);
+  add_device_nodes(cfg.plan);
+  enter_tree();
+  c.landlock_fd = landlock_ruleset(cfg, true);
+  if (::setns(plain.get(), CLONE_NEWNS) != 0) throw_sys("mount: setns", "plain view", errno);
+}
+
+// Pid 1's own signals: SIGCHLD read from the returned signalfd, SIGPIPE ignored. No
+// parent-death signal: the parent is a thread of the dispatcher (CLONE_PARENT), which may end
+// while the dispatcher lives on; the end of the dispatcher closes the control socket, and pid 1
+// exits on that end of stream.
+int pid1_signals() {
+  // The dispatcher may have inherited ignored signals (SIGXCPU, SIGXFSZ) that survive exec and
+  // would disarm the rlimits: start clean once, so a command only undoes what is set here.
+  reset_all_signals();
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  const int sig_fd = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sig_fd < 0) throw_sys("pid namespace: signalfd", "SIGCHLD", errno);
+  return sig_fd;
+}
+
+// Pid 1's stage, its steps in the order of steps.h: builds every layer of the box and returns
+// the confinement each child applies to itself.
+Confinement build_box(InitConfig& cfg, Progress& progress) {
+  progress.at(Step::Hostname);
   set_box_hostname(cfg.hostname);
+  progress.at(Step::Loopback);
   bring_loopback_up();
+  progress.at(Step::StageRoot);
   prepare_staging();
+  progress.at(Step::MountTree);
   build_tree(cfg.plan);
   Confinement c;
-  // Landlock rules attach to inodes, which both views share; the chip's nodes exist only in
-  // the chip view, so the ruleset is made there when there is one.
-  auto make_ruleset = [&](bool with_chip) {
-    if (cfg.landlock_abi <= 0) return;
-    LandlockPaths paths;
-    paths.write.push_back(cfg.plan.worktree);
-    for (const auto& p : cfg.plan.rw_extra)
-      paths.write.push_back(p);
-    for (const auto& t : cfg.plan.tmpfs)
-      paths.write.push_back(t.path);
-    paths.devices.push_back("/dev");
-    if (with_chip) {
-      for (const auto& d : cfg.plan.devices)
-        paths.devices.push_back(d);
-    }
-    c.landlock_fd = make_landlock_ruleset(paths, cfg.landlock_abi);
-  };
   if (!cfg.plan.devices.empty()) {
-    // Two views of one tree: the chip's device nodes exist only in the second.
-    int plain = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-    if (plain < 0) throw_sys("mount: open", "/proc/self/ns/mnt", errno);
-    if (::unshare(CLONE_NEWNS) != 0) throw_sys("mount: unshare", "CLONE_NEWNS (chip view)", errno);
-    c.chip_ns_fd = ::open("/newroot/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-    if (c.chip_ns_fd < 0) throw_sys("mount: open", "/proc/self/ns/mnt (chip view)", errno);
-    add_device_nodes(cfg.plan);
-    enter_tree();
-    make_ruleset(true);
-    if (::setns(plain, CLONE_NEWNS) != 0) throw_sys("mount: setns", "plain view", errno);
-    ::close(plain);
-    enter_tree();
-  } else {
-    enter_tree();
-    make_ruleset(false);
+    progress.at(Step::ChipView);
+    make_chip_view(cfg, c);
   }
+  progress.at(Step::EnterTree);
+  enter_tree();
+  progress.at(Step::LandlockRuleset);
+  if (cfg.plan.devices.empty()) c.landlock_fd = landlock_ruleset(cfg, false);
   c.seccomp = cfg.seccomp;
   c.seccomp_files = cfg.seccomp_files;
   c.notify = cfg.notify;
@@ -237,26 +269,17 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
 }  // namespace
 
 void box_init_main(InitConfig& config, int control_fd) {
-  // No parent-death signal: the parent is a thread of the dispatcher (CLONE_PARENT), which may
-  // end while the dispatcher lives on. The end of the dispatcher closes the control socket,
-  // and pid 1 exits on that end of stream.
-  // The dispatcher may have inherited ignored signals (SIGXCPU, SIGXFSZ) that survive exec and
-  // would disarm the rlimits: start clean once, so a command only undoes what is set here.
-  reset_all_signals();
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  int sig_fd = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  Progress progress;
+  int sig_fd = -1;
   Confinement c;
   try {
-    if (sig_fd < 0) throw_sys("pid namespace: signalfd", "SIGCHLD", errno);
-    c = build_box(config);
+    progress.at(Step::Pid1Signals);
+    sig_fd = pid1_signals();
+    c = build_box(config, progress);
     send_startup(control_fd, Startup::Ready, "");
   } catch (const std::exception& e) {
     try {
-      send_startup(control_fd, Startup::Error, e.what());
+      send_startup(control_fd, Startup::Error, progress.message(e));
     } catch (...) {
     }
     ::_exit(1);
