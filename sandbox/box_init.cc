@@ -96,9 +96,16 @@ int pid1_signals() {
   return sig_fd;
 }
 
-// Pid 1's stage, its steps in the order of steps.h: builds every layer of the box and returns
-// the confinement each child applies to itself.
-Confinement build_box(InitConfig& cfg, Progress& progress) {
+struct Pid1 {
+  int sig_fd = -1;
+  Confinement confinement;  // what each child applies to itself
+};
+
+// Pid 1's stage, its steps in the order of steps.h: its signals, then every layer of the box.
+Pid1 start_pid1(InitConfig& cfg, Progress& progress) {
+  Pid1 pid1;
+  progress.at(Step::Pid1Signals);
+  pid1.sig_fd = pid1_signals();
   progress.at(Step::Hostname);
   set_box_hostname(cfg.hostname);
   progress.at(Step::Loopback);
@@ -107,7 +114,7 @@ Confinement build_box(InitConfig& cfg, Progress& progress) {
   prepare_staging();
   progress.at(Step::MountTree);
   build_tree(cfg.plan);
-  Confinement c;
+  Confinement& c = pid1.confinement;
   if (!cfg.plan.devices.empty()) {
     progress.at(Step::ChipView);
     make_chip_view(cfg, c);
@@ -122,7 +129,7 @@ Confinement build_box(InitConfig& cfg, Progress& progress) {
   c.limits = cfg.limits;
   c.nproc_backstop = cfg.nproc_backstop;
   c.worktree = cfg.plan.worktree.string();
-  return c;
+  return pid1;
 }
 
 void finish(Children& children, pid_t pid, int status) {
@@ -270,12 +277,9 @@ void serve(const Confinement& c, int control_fd, int sig_fd) {
 
 void box_init_main(InitConfig& config, int control_fd) {
   Progress progress;
-  int sig_fd = -1;
-  Confinement c;
+  Pid1 pid1;
   try {
-    progress.at(Step::Pid1Signals);
-    sig_fd = pid1_signals();
-    c = build_box(config, progress);
+    pid1 = start_pid1(config, progress);
     send_startup(control_fd, Startup::Ready, "");
   } catch (const std::exception& e) {
     try {
@@ -284,7 +288,7 @@ void box_init_main(InitConfig& config, int control_fd) {
     }
     ::_exit(1);
   }
-  serve(c, control_fd, sig_fd);
+  serve(pid1.confinement, control_fd, pid1.sig_fd);
   ::_exit(0);
 }
 
