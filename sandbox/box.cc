@@ -35,7 +35,7 @@ using std::chrono::milliseconds;
 constexpr std::chrono::seconds kStartupTimeout{20};
 // How long past a call's own deadline pid 1 may take to kill, reap and report before the box is
 // taken for broken.
-constexpr milliseconds kAnswerGrace{30000};
+constexpr std::chrono::seconds kAnswerGrace{30};
 
 Clock::time_point answer_deadline(Clock::time_point start, double timeout_s) {
   return start + milliseconds(uint64_t(timeout_s * 1000)) + kAnswerGrace;

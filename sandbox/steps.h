@@ -1,8 +1,9 @@
 // Every step of making a box and of confining a command in it, in the order they run
 // (docs/sandbox.md, Processes). Each stage is one function that takes its steps in this order,
-// as nsjail's containProc does: the holder (box_main.cc, hold), the box's pid 1 (box_init.cc,
-// start_pid1), the init of a command's pid namespace (spawn.cc, run_command_init) and the
-// command itself, between clone and exec (command_exec.cc, command_steps and confine).
+// so the order can be read in one place: the holder (box_main.cc, hold), the box's pid 1
+// (box_init.cc, start_pid1), the init of a command's pid namespace (spawn.cc,
+// run_command_init) and the command itself, between clone and exec (command_exec.cc,
+// command_steps and confine).
 // That last stage shares its parent's memory and cannot build a message: a step of it that
 // fails is sent as a StepFailure, and the parent names the call (CommandPlan::describe).
 #pragma once
