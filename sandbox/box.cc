@@ -22,7 +22,6 @@
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/seccomp_notify.h"
-#include "sandbox/spawn.h"
 #include "sandbox/wire.h"
 
 extern char** environ;
@@ -32,7 +31,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-constexpr int kStartupTimeoutMs = 20000;
+using std::chrono::milliseconds;
+constexpr std::chrono::seconds kStartupTimeout{20};
+// How long past a call's own deadline pid 1 may take to kill, reap and report before the box is
+// taken for broken.
+constexpr std::chrono::seconds kAnswerGrace{30};
+
+Clock::time_point answer_deadline(Clock::time_point start, double timeout_s) {
+  return start + milliseconds(uint64_t(timeout_s * 1000)) + kAnswerGrace;
+}
 
 fs::path existing_dir(const fs::path& p, const std::string& what) {
   std::error_code ec;
@@ -86,53 +93,155 @@ struct Exchange {
   bool out_truncated = false, err_truncated = false;
 };
 
+// The host's ends of one call's streams; a closed or absent one is invalid.
+struct Streams {
+  UniqueFd reply, in, out, err;
+};
+
+// Splits the complete frames off `buffer`; true when one of them ends the exchange (the
+// command's or pid 1's status, a file result).
+bool take_frames(std::string& buffer, Exchange& ex) {
+  bool final_frame = false;
+  wire::Frame type;
+  std::string payload;
+  while (wire::next_frame(buffer, type, payload)) {
+    final_frame = final_frame || type == wire::Frame::CommandStatus ||
+                  type == wire::Frame::Status || type == wire::Frame::FileResult;
+    ex.frames.emplace_back(type, std::move(payload));
+  }
+  return final_frame;
+}
+
+// Sends what the stream takes now; closes it when all is sent or the reader is gone.
+void feed(UniqueFd& in, const std::string& data, size_t& off) {
+  ssize_t n = ::send(in.get(), data.data() + off, data.size() - off, MSG_NOSIGNAL);
+  if (n > 0) off += size_t(n);
+  if ((n < 0 && errno != EAGAIN && errno != EINTR) || off == data.size()) in.reset();
+}
+
 // Feeds stdin and collects output and reply frames until every stream has ended.
-Exchange pump(int reply, int in, const std::string& stdin_data, int out, int err, uint64_t cap,
-              Clock::time_point give_up) {
+Exchange pump(Streams s, const std::string& stdin_data, uint64_t cap, Clock::time_point give_up) {
   Exchange ex;
   std::string reply_buf;
   bool reply_truncated = false;
   size_t in_off = 0;
-  for (int fd : {reply, in, out, err}) {
-    if (fd >= 0) set_nonblock(fd);
+  for (const UniqueFd* fd : {&s.reply, &s.in, &s.out, &s.err}) {
+    if (fd->valid()) set_nonblock(fd->get());
   }
-  if (in >= 0 && stdin_data.empty()) close_fd(in);
-  // The exchange ends at its last frame (the command's or pid 1's status, a file result) once
-  // the command's streams are closed; pid 1 may still be reaping the command's init.
+  if (stdin_data.empty()) s.in.reset();
+  // The exchange ends at its last frame once the command's streams are closed; pid 1 may still
+  // be reaping the command's init.
   bool final_frame = false;
-  while ((reply >= 0 && !final_frame) || out >= 0 || err >= 0) {
-    pollfd pfd[4] = {{reply, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0}, {in, POLLOUT, 0}};
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
-    if (left <= 0) {
-      for (int* fd : {&reply, &in, &out, &err})
-        close_fd(*fd);
-      throw Error("box: no answer from the box's pid 1 before the deadline");
-    }
+  while ((s.reply && !final_frame) || s.out || s.err) {
+    pollfd pfd[4] = {{s.reply.get(), POLLIN, 0},
+                     {s.out.get(), POLLIN, 0},
+                     {s.err.get(), POLLIN, 0},
+                     {s.in.get(), POLLOUT, 0}};
+    const auto left = std::chrono::duration_cast<milliseconds>(give_up - Clock::now()).count();
+    if (left <= 0) throw Error("box: no answer from the box's pid 1 before the deadline");
     if (::poll(pfd, 4, int(std::min<long>(left, 1000))) < 0 && errno != EINTR) {
       throw_sys("box: poll", "command streams", errno);
     }
     if (pfd[0].revents) {
-      if (!drain(reply, reply_buf, uint64_t(1) << 34, reply_truncated)) close_fd(reply);
-      wire::Frame type;
-      std::string payload;
-      while (wire::next_frame(reply_buf, type, payload)) {
-        final_frame = final_frame || type == wire::Frame::CommandStatus ||
-                      type == wire::Frame::Status || type == wire::Frame::FileResult;
-        ex.frames.emplace_back(type, std::move(payload));
-      }
+      if (!drain(s.reply.get(), reply_buf, uint64_t(1) << 34, reply_truncated)) s.reply.reset();
+      final_frame = take_frames(reply_buf, ex) || final_frame;
     }
-    if (pfd[1].revents && !drain(out, ex.out, cap, ex.out_truncated)) close_fd(out);
-    if (pfd[2].revents && !drain(err, ex.err, cap, ex.err_truncated)) close_fd(err);
-    if (in >= 0 && pfd[3].revents) {
-      ssize_t n = ::send(in, stdin_data.data() + in_off, stdin_data.size() - in_off, MSG_NOSIGNAL);
-      if (n > 0) in_off += size_t(n);
-      if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off == stdin_data.size()) close_fd(in);
+    if (pfd[1].revents && !drain(s.out.get(), ex.out, cap, ex.out_truncated)) s.out.reset();
+    if (pfd[2].revents && !drain(s.err.get(), ex.err, cap, ex.err_truncated)) s.err.reset();
+    if (s.in && pfd[3].revents) feed(s.in, stdin_data, in_off);
+  }
+  return ex;
+}
+
+// The command's streams, its wait status and the denials its supervisor reported, from the
+// frames of one exchange. Throws the error of a setup that failed, or when no status came.
+RunResult result_of(Exchange ex, bool seccomp_observed) {
+  RunResult r;
+  r.out = std::move(ex.out);
+  r.err = std::move(ex.err);
+  r.out_truncated = ex.out_truncated;
+  r.err_truncated = ex.err_truncated;
+  r.unobserved_layers = {"mount", "landlock"};
+  if (!seccomp_observed) r.unobserved_layers.push_back("seccomp");
+  bool have_status = false, have_command_status = false;
+  int status = 0;
+  for (const auto& [type, payload] : ex.frames) {
+    if (type == wire::Frame::SetupError) throw Error(payload);
+    wire::Reader rd(payload);
+    if (type == wire::Frame::Denials) {
+      for (auto& d : DenialLog::decode(payload))
+        r.denials.push_back(std::move(d));
+    } else if (type == wire::Frame::CommandStatus) {
+      status = int(rd.u64());
+      have_command_status = true;
+    } else if (type == wire::Frame::Status) {
+      const int init_status = int(rd.u64());
+      r.timed_out = rd.u64() != 0;
+      if (!have_command_status) status = init_status;  // killed before the command ended
+      have_status = true;
     }
   }
-  close_fd(in);
-  close_fd(reply);
-  return ex;
+  if (!have_status && !have_command_status) {
+    throw Error("box: the box's pid 1 died before reporting the command's status");
+  }
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  return r;
+}
+
+// The deadline and the rlimits, told by how the command ended.
+void add_limit_denials(RunResult& r, double timeout_s) {
+  if (r.timed_out) {
+    r.denials.push_back(
+        {"timeout", "run", "", "killed after " + std::to_string(timeout_s) + " s of wall time", 0});
+  }
+  if (r.signal == SIGXCPU) {
+    r.killed_by_limit = true;
+    r.limit = "cpu";
+    r.denials.push_back({"rlimit", "run", "", "RLIMIT_CPU reached", 0});
+  } else if (r.signal == SIGXFSZ) {
+    r.killed_by_limit = true;
+    r.limit = "fsize";
+    r.denials.push_back({"rlimit", "write", "", "RLIMIT_FSIZE reached", EFBIG});
+  }
+}
+
+struct CgroupCounts {
+  uint64_t oom_kills = 0, pids_max_hits = 0;
+};
+
+CgroupCounts counts(const Cgroup* cgroup) {
+  if (!cgroup) return {};
+  return {cgroup->oom_kills(), cgroup->pids_max_hits()};
+}
+
+// The box's cgroup counts its limits' hits: those since `before` happened during the call.
+void add_cgroup_denials(RunResult& r, const Cgroup* cgroup, CgroupCounts before) {
+  if (!cgroup) return;
+  const CgroupCounts now = counts(cgroup);
+  if (now.oom_kills > before.oom_kills) {
+    r.killed_by_limit = r.killed_by_limit || r.signal == SIGKILL;
+    if (r.limit.empty()) r.limit = "memory";
+    r.denials.push_back(
+        {"cgroup", "alloc", "", "memory limit reached; a process was killed", ENOMEM});
+  }
+  if (now.pids_max_hits > before.pids_max_hits) {
+    r.denials.push_back({"cgroup", "fork", "",
+                         "pids.max (" + std::to_string(cgroup->pids_limit()) + ") reached",
+                         EAGAIN});
+  }
+}
+
+void add_output_denials(RunResult& r, uint64_t cap) {
+  for (const auto& [trunc, name] :
+       {std::pair{r.out_truncated, "stdout"}, std::pair{r.err_truncated, "stderr"}}) {
+    if (trunc) {
+      r.denials.push_back(
+          {"output", "write", "",
+           std::string(name) + " exceeded " + std::to_string(cap) + " bytes; the rest was dropped",
+           0});
+    }
+  }
 }
 
 }  // namespace
@@ -215,22 +324,15 @@ std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
     throw_sys("box: socketpair", "AF_UNIX, SOCK_SEQPACKET", errno);
   }
-  box->control_fd_ = ctl[0];
-  pid_t holder;
-  try {
-    holder = spawn_box_program(ctl[1]);
-  } catch (...) {
-    ::close(ctl[1]);
-    throw;
-  }
-  ::close(ctl[1]);
-  box->holder_pid_ = holder;
+  box->control_.reset(ctl[0]);
+  const UniqueFd program_end(ctl[1]);  // the program's copy is the one that counts
+  box->holder_pid_ = spawn_box_program(program_end.get());
   // Sent after the spawn: the program reads it as its first message.
-  send_with_fds(box->control_fd_, encode_init_config(cfg), {});
+  send_with_fds(box->control_.get(), encode_init_config(cfg), {});
   // Startup: the holder reports pid 1, which joins the cgroup while it builds the tree, then
   // pid 1 reports ready or the layer that failed, in either order. Pid 1 reads no request
   // before it is ready, and none is sent before it joined.
-  box->startup_deadline_ = Clock::now() + std::chrono::milliseconds(kStartupTimeoutMs);
+  box->startup_deadline_ = Clock::now() + kStartupTimeout;
   while (box->init_pid_ < 0)
     box->read_startup_message();
   return box;
@@ -243,14 +345,15 @@ std::unique_ptr<Box> Box::open(const BoxSpec& spec) {
 }
 
 void Box::read_startup_message() {
-  pollfd pfd{control_fd_, POLLIN, 0};
-  auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(startup_deadline_ - Clock::now())
-          .count();
-  if (left <= 0 || ::poll(&pfd, 1, int(left)) == 0) throw Error("box: did not start within 20 s");
+  pollfd pfd{control_.get(), POLLIN, 0};
+  const auto left =
+      std::chrono::duration_cast<milliseconds>(startup_deadline_ - Clock::now()).count();
+  if (left <= 0 || ::poll(&pfd, 1, int(left)) == 0) {
+    throw Error("box: did not start within " + std::to_string(kStartupTimeout.count()) + " s");
+  }
   std::string msg;
   std::vector<int> fds;
-  if (!recv_with_fds(control_fd_, msg, fds, 0) || msg.empty()) {
+  if (!recv_with_fds(control_.get(), msg, fds, 0) || msg.empty()) {
     throw Error("box: the sandbox exited while starting");
   }
   const auto kind = Startup(msg[0]);
@@ -277,7 +380,7 @@ void Box::shutdown() {
   for (pid_t pid : {init_pid_, holder_pid_}) {
     if (pid > 0) ::kill(pid, SIGKILL);
   }
-  close_fd(control_fd_);
+  control_.reset();
   // Both are children of this process (pid 1 by CLONE_PARENT). Pid 1 is reaped only after
   // every process of its namespace is gone; the holder exited once pid 1 was reported.
   for (pid_t* pid : {&init_pid_, &holder_pid_}) {
@@ -302,12 +405,21 @@ void Box::send_request(const std::string& message, const std::vector<int>& fds) 
                 std::to_string(kMaxMessage) + " bytes");
   }
   std::lock_guard<std::mutex> lock(send_mu_);
-  if (control_fd_ < 0) throw Error("box: already closed");
-  send_with_fds(control_fd_, message, fds);
+  if (!control_) throw Error("box: already closed");
+  send_with_fds(control_.get(), message, fds);
 }
 
 RunResult Box::run(const RunRequest& req) {
   return run(req, true);
+}
+
+void Box::send_call(const std::string& request, std::vector<UniqueFd> box_ends) {
+  std::vector<int> fds;
+  for (const UniqueFd& fd : box_ends)
+    fds.push_back(fd.get());
+  send_request(request, fds);
+  box_ends.clear();  // pid 1 holds them now: a stream ends when its side closes
+  await_ready();     // a box from start(): the request waited in the socket while it was built
 }
 
 RunResult Box::run(const RunRequest& req, bool own_pid_namespace) {
@@ -320,127 +432,43 @@ RunResult Box::run(const RunRequest& req, bool own_pid_namespace) {
   }
   const auto env = build_environment(profile_.env, environ, extra);
   const double timeout_s = req.timeout_s > 0 ? req.timeout_s : profile_.limits.timeout_s;
-  const uint64_t pids_before = cgroup_ ? cgroup_->pids_max_hits() : 0;
-  const uint64_t oom_before = cgroup_ ? cgroup_->oom_kills() : 0;
+  const CgroupCounts before = counts(cgroup_.get());
 
-  int reply[2], in[2], out[2], err[2];
-  make_stream_pair(reply);
-  make_stream_pair(in);
-  make_pipe(out);
-  make_pipe(err);
+  FdPair reply = make_stream_pair(), in = make_stream_pair(), out = make_pipe(), err = make_pipe();
   wire::Writer w;
   w.str(std::string(1, char(Request::Run))).strs(req.argv).strs(env).str(req.cwd);
   w.u64(req.use_chip).u64(uint64_t(timeout_s * 1000)).u64(own_pid_namespace);
   const auto start = Clock::now();
-  try {
-    send_request(w.bytes(), {reply[1], in[1], out[1], err[1]});
-  } catch (...) {
-    for (int* fd : {&reply[0], &reply[1], &in[0], &in[1], &out[0], &out[1], &err[0], &err[1]})
-      close_fd(*fd);
-    throw;
-  }
-  for (int* fd : {&reply[1], &in[1], &out[1], &err[1]})
-    close_fd(*fd);
-  try {
-    await_ready();  // a box from start(): the request waited in the socket while it was built
-  } catch (...) {
-    for (int* fd : {&reply[0], &in[0], &out[0], &err[0]})
-      close_fd(*fd);
-    throw;
-  }
-  const auto give_up = start + std::chrono::milliseconds(uint64_t(timeout_s * 1000) + 30000);
-  Exchange ex =
-      pump(reply[0], in[0], req.stdin_data, out[0], err[0], profile_.limits.output_bytes, give_up);
+  std::vector<UniqueFd> box_ends;
+  for (FdPair* p : {&reply, &in, &out, &err})
+    box_ends.push_back(std::move(p->second));
+  send_call(w.bytes(), std::move(box_ends));
+  Exchange ex = pump(
+      {std::move(reply.first), std::move(in.first), std::move(out.first), std::move(err.first)},
+      req.stdin_data, profile_.limits.output_bytes, answer_deadline(start, timeout_s));
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
 
-  RunResult r;
-  r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  r.out = std::move(ex.out);
-  r.err = std::move(ex.err);
-  r.out_truncated = ex.out_truncated;
-  r.err_truncated = ex.err_truncated;
-  bool have_status = false, have_command_status = false;
-  int status = 0;
-  r.unobserved_layers = {"mount", "landlock"};
-  if (!notify_) r.unobserved_layers.push_back("seccomp");
-  for (const auto& [type, payload] : ex.frames) {
-    if (type == wire::Frame::SetupError) throw Error(payload);
-    wire::Reader rd(payload);
-    if (type == wire::Frame::Denials) {
-      for (auto& d : DenialLog::decode(payload))
-        r.denials.push_back(std::move(d));
-    } else if (type == wire::Frame::CommandStatus) {
-      status = int(rd.u64());
-      have_command_status = true;
-    } else if (type == wire::Frame::Status) {
-      const int init_status = int(rd.u64());
-      r.timed_out = rd.u64() != 0;
-      if (!have_command_status) status = init_status;  // killed before the command ended
-      have_status = true;
-    }
-  }
-  if (!have_status && !have_command_status) {
-    throw Error("box: the box's pid 1 died before reporting the command's status");
-  }
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  if (r.timed_out) {
-    r.denials.push_back(
-        {"timeout", "run", "", "killed after " + std::to_string(timeout_s) + " s of wall time", 0});
-  }
-  if (r.signal == SIGXCPU) {
-    r.killed_by_limit = true;
-    r.limit = "cpu";
-    r.denials.push_back({"rlimit", "run", "", "RLIMIT_CPU reached", 0});
-  } else if (r.signal == SIGXFSZ) {
-    r.killed_by_limit = true;
-    r.limit = "fsize";
-    r.denials.push_back({"rlimit", "write", "", "RLIMIT_FSIZE reached", EFBIG});
-  }
-  if (cgroup_ && cgroup_->oom_kills() > oom_before) {
-    r.killed_by_limit = r.killed_by_limit || r.signal == SIGKILL;
-    if (r.limit.empty()) r.limit = "memory";
-    r.denials.push_back(
-        {"cgroup", "alloc", "", "memory limit reached; a process was killed", ENOMEM});
-  }
-  if (cgroup_ && cgroup_->pids_max_hits() > pids_before) {
-    r.denials.push_back({"cgroup", "fork", "",
-                         "pids.max (" + std::to_string(cgroup_->pids_limit()) + ") reached",
-                         EAGAIN});
-  }
-  for (const auto& [trunc, name] :
-       {std::pair{r.out_truncated, "stdout"}, std::pair{r.err_truncated, "stderr"}}) {
-    if (trunc) {
-      r.denials.push_back({"output", "write", "",
-                           std::string(name) + " exceeded " +
-                               std::to_string(profile_.limits.output_bytes) +
-                               " bytes; the rest was dropped",
-                           0});
-    }
-  }
+  RunResult r = result_of(std::move(ex), notify_);
+  r.wall_s = wall_s;
+  add_limit_denials(r, timeout_s);
+  add_cgroup_denials(r, cgroup_.get(), before);
+  add_output_denials(r, profile_.limits.output_bytes);
   return r;
 }
 
 FileResult Box::file(const FileRequest& req) {
   if (req.path.empty()) throw Error("file: empty path");
-  int reply[2], data[2];
-  make_stream_pair(reply);
-  make_stream_pair(data);
+  FdPair reply = make_stream_pair(), data = make_stream_pair();
   wire::Writer w;
   w.str(std::string(1, char(Request::File))).u64(uint64_t(req.op)).str(req.path).u64(req.max_bytes);
   w.u64(uint64_t(profile_.limits.timeout_s * 1000));
-  try {
-    send_request(w.bytes(), {reply[1], data[0]});
-  } catch (...) {
-    for (int* fd : {&reply[0], &reply[1], &data[0], &data[1]})
-      close_fd(*fd);
-    throw;
-  }
-  close_fd(reply[1]);
-  close_fd(data[0]);
+  std::vector<UniqueFd> box_ends;
+  box_ends.push_back(std::move(reply.second));
+  box_ends.push_back(std::move(data.second));
+  send_call(w.bytes(), std::move(box_ends));
   const std::string payload = req.op == FileRequest::Write ? req.data : std::string();
-  const auto give_up =
-      Clock::now() + std::chrono::milliseconds(uint64_t(profile_.limits.timeout_s * 1000) + 30000);
-  Exchange ex = pump(reply[0], data[1], payload, -1, -1, 0, give_up);
+  Exchange ex = pump({std::move(reply.first), std::move(data.first), {}, {}}, payload, 0,
+                     answer_deadline(Clock::now(), profile_.limits.timeout_s));
   for (const auto& [type, body] : ex.frames) {
     if (type == wire::Frame::SetupError) throw Error(body);
     if (type == wire::Frame::FileResult) return decode_file_result(body);

@@ -12,11 +12,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "common/fd.h"
 #include "contract/chips.h"
 #include "sandbox/box_user.h"
+#include "sandbox/file_op.h"
 #include "sandbox/profile.h"
 #include "sandbox/result.h"
 
@@ -40,29 +41,6 @@ struct RunRequest {
   bool use_chip = false;                   // expose the chip's devices and env to this call
   double timeout_s = 0;                    // 0 = the profile's default
   std::string stdin_data;
-};
-
-struct FileRequest {
-  enum Op { Read, Write, List, Stat } op = Read;
-  std::string path;            // inside the box; relative to the worktree unless absolute
-  std::string data;            // Write
-  size_t max_bytes = 1 << 20;  // Read
-};
-
-struct FileResult {
-  bool ok = false;
-  int err = 0;        // errno of the failed call
-  std::string error;  // "open(\"ref.py\", O_WRONLY|O_CREAT|O_TRUNC): EROFS"
-  std::string data;   // Read: the bytes (up to max_bytes)
-  bool truncated = false;
-  std::vector<std::pair<std::string, char>> entries;  // List: name, 'f' 'd' 'l' 'c' 'b' 'p' 's'
-  char type = 0;                                      // Stat
-  uint64_t size = 0;                                  // Stat
-  uint32_t mode = 0;                                  // Stat: permission bits
-  // A refusal by the sandbox, told apart from a missing file: "mount" (EROFS), "landlock"
-  // (EACCES where the file's mode and the mount allow the access) or "permissions" (EACCES by
-  // the file's mode; a no-peek path is an empty mode-0 file).
-  std::vector<Denial> denials;
 };
 
 class Box {
@@ -91,10 +69,13 @@ class Box {
   void await_ready();
   RunResult run(const RunRequest& request, bool own_pid_namespace);
   void send_request(const std::string& message, const std::vector<int>& fds);
+  // Sends a request with the box's ends of its streams (closed here once pid 1 holds them) and
+  // waits until pid 1 built every layer.
+  void send_call(const std::string& request, std::vector<UniqueFd> box_ends);
   void shutdown();
 
   std::mutex send_mu_;
-  int control_fd_ = -1;
+  UniqueFd control_;
   pid_t holder_pid_ = -1;  // kdispatch-box as started; it exits once pid 1 is made
   pid_t init_pid_ = -1;    // also a child of this process (CLONE_PARENT)
   bool ready_ = false;     // pid 1 built every layer

@@ -17,6 +17,7 @@
 #include "sandbox/box_init.h"
 #include "sandbox/fds.h"
 #include "sandbox/mount_tree.h"
+#include "sandbox/steps.h"
 #include "sandbox/userns.h"
 
 namespace {
@@ -29,7 +30,9 @@ void report(Startup kind, const std::string& text) {
   send_with_fds(kControlFd, std::string(1, char(kind)) + text, {});
 }
 
-[[noreturn]] void hold() {
+// The holder's stage, its steps in the order of steps.h.
+[[noreturn]] void hold(Progress& progress) {
+  progress.at(Step::ReadConfig);
   std::string msg;
   std::vector<int> fds;
   if (!recv_with_fds(kControlFd, msg, fds, 0)) ::_exit(0);  // the dispatcher gave up
@@ -40,15 +43,23 @@ void report(Startup kind, const std::string& text) {
     if (::geteuid() != 0)
       throw kd::Error("box: started as uid " + std::to_string(::geteuid()) +
                       " with a configuration for root");
+    progress.at(Step::DetachSources);
     clone_sources(cfg.plan);
+    progress.at(Step::DropHostCredentials);
     drop_host_credentials(cfg.uid, cfg.gid);
   }
+  progress.at(Step::UserNamespace);
   enter_user_namespace(cfg.uid, cfg.gid);
+  progress.at(Step::Namespaces);
   const int flags =
       CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (::unshare(flags) != 0)
     kd::throw_sys("namespaces: unshare", "NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS|NEWCGROUP", errno);
-  if (!cfg.as_root) clone_sources(cfg.plan);
+  if (!cfg.as_root) {
+    progress.at(Step::DetachSources);
+    clone_sources(cfg.plan);
+  }
+  progress.at(Step::StartPid1);
   // Single-threaded, so a raw clone is as safe as fork. CLONE_PARENT takes this process's
   // exit signal (SIGCHLD) for the child.
   const pid_t init = pid_t(::syscall(SYS_clone, CLONE_PARENT, nullptr, nullptr, nullptr, nullptr));
@@ -61,11 +72,12 @@ void report(Startup kind, const std::string& text) {
 }  // namespace
 
 int main() {
+  Progress progress;
   try {
-    hold();
+    hold(progress);
   } catch (const std::exception& e) {
     try {
-      report(Startup::Error, e.what());
+      report(Startup::Error, progress.message(e));
     } catch (...) {
     }
   }

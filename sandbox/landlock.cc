@@ -101,11 +101,9 @@ int make_landlock_ruleset(const LandlockPaths& paths, int abi) {
   return int(fd);
 }
 
-void landlock_restrict(int ruleset_fd) {
-  if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0) != 0) {
-    throw_sys("landlock: landlock_restrict_self", "ruleset fd " + std::to_string(ruleset_fd),
-              errno);
-  }
+StepFailure landlock_restrict(int ruleset_fd) noexcept {
+  if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0) != 0) return {Step::Landlock, errno};
+  return {};
 }
 
 }  // namespace kd::sandbox

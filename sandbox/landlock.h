@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "sandbox/steps.h"
+
 namespace kd::sandbox {
 
 // The kernel's Landlock ABI version, or 0 when Landlock is absent or disabled.
@@ -21,7 +23,8 @@ struct LandlockPaths {
 // naming "landlock" and the call that failed.
 int make_landlock_ruleset(const LandlockPaths& paths, int abi);
 
-// Applies a ruleset to the calling thread (no_new_privs must already be set).
-void landlock_restrict(int ruleset_fd);
+// Applies a ruleset to the calling thread (no_new_privs must already be set). A system call
+// only, usable between clone and exec; Step::Landlock when it fails.
+StepFailure landlock_restrict(int ruleset_fd) noexcept;
 
 }  // namespace kd::sandbox

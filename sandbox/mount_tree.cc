@@ -12,6 +12,7 @@
 #include <cerrno>
 
 #include "common/errors.h"
+#include "common/fd.h"
 
 namespace kd::sandbox {
 namespace {
@@ -20,24 +21,6 @@ namespace fs = std::filesystem;
 const std::string kOld = "/oldroot";
 const std::string kNew = "/newroot";
 const char* kEmptyFile = "/mask-empty";  // in the staging tmpfs, mode 0000
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
 
 // -errno on failure.
 int open_nofollow(const std::string& path, int flags = O_PATH) {
@@ -48,10 +31,10 @@ int open_nofollow(const std::string& path, int flags = O_PATH) {
   return fd < 0 ? -errno : int(fd);
 }
 
-Fd must_open(const std::string& path, const std::string& why) {
+UniqueFd must_open(const std::string& path, const std::string& why) {
   int fd = open_nofollow(path);
   if (fd < 0) throw_sys("mount: openat2", path + " (" + why + ")", -fd);
-  return Fd(fd);
+  return UniqueFd(fd);
 }
 
 void set_attr(int fd, bool recursive, uint64_t attrs, const std::string& what) {
@@ -64,12 +47,12 @@ void set_attr(int fd, bool recursive, uint64_t attrs, const std::string& what) {
 }
 
 // A detached copy of the mount(s) at `src`, with extra attributes set.
-Fd clone_tree(int src, bool recursive, uint64_t attrs, const std::string& what) {
+UniqueFd clone_tree(int src, bool recursive, uint64_t attrs, const std::string& what) {
   unsigned flags =
       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
   long fd = ::syscall(SYS_open_tree, src, "", flags);
   if (fd < 0) throw_sys("mount: open_tree(OPEN_TREE_CLONE)", what, errno);
-  Fd tree{int(fd)};
+  UniqueFd tree{int(fd)};
   if (attrs) set_attr(tree.get(), recursive, attrs, what);
   return tree;
 }
@@ -81,12 +64,11 @@ void attach(int tree, int target, const std::string& what) {
   }
 }
 
-Fd new_tmpfs(const std::string& size, const std::string& mode, uint64_t attrs,
-             const std::string& what) {
+UniqueFd new_tmpfs(const std::string& size, const std::string& mode, uint64_t attrs,
+                   const std::string& what) {
   long fsfd = ::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
   if (fsfd < 0) throw_sys("mount: fsopen", "tmpfs for " + what, errno);
-  Fd fsfd_owner{int(fsfd)};
-  const Fd& fs = fsfd_owner;
+  const UniqueFd fs{int(fsfd)};
   auto set = [&](const char* key, const std::string& value) {
     if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) != 0) {
       throw_sys("mount: fsconfig", std::string(key) + "=" + value + " for " + what, errno);
@@ -99,22 +81,22 @@ Fd new_tmpfs(const std::string& size, const std::string& mode, uint64_t attrs,
   }
   long m = ::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, attrs);
   if (m < 0) throw_sys("mount: fsmount", "tmpfs for " + what, errno);
-  return Fd(int(m));
+  return UniqueFd(int(m));
 }
 
 // Opens the mount point for `inside` under /newroot, creating it (and its parents) when absent.
-Fd ensure_target(const fs::path& inside, bool dir) {
+UniqueFd ensure_target(const fs::path& inside, bool dir) {
   const std::string full = kNew + inside.string();
   int fd = open_nofollow(full);
   if (fd >= 0) {
+    UniqueFd target(fd);
     struct stat st;
     ::fstat(fd, &st);
     if (S_ISDIR(st.st_mode) != dir) {
-      ::close(fd);
       throw Error("mount: " + quote(inside.string()) + " exists inside as a " +
                   (dir ? "non-directory" : "directory") + ", cannot mount over it");
     }
-    return Fd(fd);
+    return target;
   }
   if (fd != -ENOENT) throw_sys("mount: openat2", full, -fd);
   if (inside.has_parent_path() && inside.parent_path() != inside)
@@ -133,21 +115,21 @@ Fd ensure_target(const fs::path& inside, bool dir) {
 void attach_source(std::map<fs::path, int>& trees, const fs::path& path) {
   auto it = trees.find(path);
   if (it == trees.end()) throw Error("mount: no source was opened for " + quote(path.string()));
-  Fd tree{it->second};
+  UniqueFd tree{it->second};
   trees.erase(it);
   struct stat st;
   if (::fstat(tree.get(), &st) != 0) throw_sys("mount: fstat", path.string(), errno);
-  Fd t = ensure_target(path, S_ISDIR(st.st_mode));
+  UniqueFd t = ensure_target(path, S_ISDIR(st.st_mode));
   attach(tree.get(), t.get(), path.string());
 }
 
 void bind(const fs::path& host, const fs::path& inside, uint64_t attrs, bool recursive) {
   const std::string src = kOld + host.string();
-  Fd s = must_open(src, "bind source");
+  UniqueFd s = must_open(src, "bind source");
   struct stat st;
   if (::fstat(s.get(), &st) != 0) throw_sys("mount: fstat", src, errno);
-  Fd t = ensure_target(inside, S_ISDIR(st.st_mode));
-  Fd tree = clone_tree(s.get(), recursive, attrs, host.string());
+  UniqueFd t = ensure_target(inside, S_ISDIR(st.st_mode));
+  UniqueFd tree = clone_tree(s.get(), recursive, attrs, host.string());
   attach(tree.get(), t.get(), host.string() + " -> " + inside.string());
 }
 
@@ -172,15 +154,15 @@ void mount_system_dir(const fs::path& p) {
 }
 
 void mount_tmpfs(const fs::path& p, uint64_t size_mb) {
-  Fd t = ensure_target(p, true);
-  Fd m = new_tmpfs(std::to_string(size_mb) + "m", "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                   p.string());
+  UniqueFd t = ensure_target(p, true);
+  UniqueFd m = new_tmpfs(std::to_string(size_mb) + "m", "1777",
+                         MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, p.string());
   attach(m.get(), t.get(), "tmpfs -> " + p.string());
 }
 
 void mount_dev(const std::vector<std::string>& names) {
-  Fd t = ensure_target("/dev", true);
-  Fd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev");
+  UniqueFd t = ensure_target("/dev", true);
+  UniqueFd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev");
   attach(m.get(), t.get(), "tmpfs -> /dev");
   for (const auto& name : names) {
     struct stat st;
@@ -206,7 +188,7 @@ void mount_dev(const std::vector<std::string>& names) {
 void mount_mask(const fs::path& p);
 
 void mount_proc() {
-  Fd t = ensure_target("/proc", true);
+  UniqueFd t = ensure_target("/proc", true);
   const std::string p = kNew + "/proc";
   if (::mount("proc", p.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
     throw_sys("mount: mount(proc)", "/proc", errno);
@@ -214,8 +196,8 @@ void mount_proc() {
   for (const char* sub : {"/proc/sys", "/proc/sysrq-trigger"}) {
     const std::string full = kNew + sub;
     if (::access(full.c_str(), F_OK) != 0) continue;  // not built into this kernel
-    Fd s = must_open(full, "read-only proc entry");
-    Fd tree =
+    UniqueFd s = must_open(full, "read-only proc entry");
+    UniqueFd tree =
         clone_tree(s.get(), true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, sub);
     attach(tree.get(), s.get(), std::string(sub) + " read-only");
   }
@@ -230,16 +212,16 @@ void mount_mask(const fs::path& p) {
   if (fd == -ENOENT) return;  // not visible inside anyway
   if (fd == -ELOOP) throw Error("mount: no-peek path " + quote(p.string()) + " is a symbolic link");
   if (fd < 0) throw_sys("mount: openat2", full, -fd);
-  Fd t(fd);
+  UniqueFd t(fd);
   struct stat st;
   ::fstat(t.get(), &st);
   const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   if (S_ISDIR(st.st_mode)) {
-    Fd m = new_tmpfs("4k", "0000", ro, "mask " + p.string());
+    UniqueFd m = new_tmpfs("4k", "0000", ro, "mask " + p.string());
     attach(m.get(), t.get(), "mask -> " + p.string());
   } else {
-    Fd s = must_open(kEmptyFile, "mask source");
-    Fd tree = clone_tree(s.get(), false, ro, "mask " + p.string());
+    UniqueFd s = must_open(kEmptyFile, "mask source");
+    UniqueFd tree = clone_tree(s.get(), false, ro, "mask " + p.string());
     attach(tree.get(), t.get(), "mask -> " + p.string());
   }
 }
@@ -280,9 +262,9 @@ std::vector<Op> parent_mounts(const std::vector<Op>& ops) {
 }
 
 void mount_parents(const fs::path& p) {
-  Fd t = ensure_target(p, true);
-  Fd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                   "parents " + p.string());
+  UniqueFd t = ensure_target(p, true);
+  UniqueFd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                         "parents " + p.string());
   attach(m.get(), t.get(), "parents tmpfs -> " + p.string());
 }
 
@@ -292,8 +274,8 @@ void clone_sources(MountPlan& plan) {
   auto clone = [](std::map<fs::path, int>& into, const fs::path& p, uint64_t attrs,
                   bool recursive) {
     if (into.count(p)) return;
-    Fd src = must_open(p.string(), "bind source");
-    Fd tree = clone_tree(src.get(), recursive, 0, p.string());
+    UniqueFd src = must_open(p.string(), "bind source");
+    UniqueFd tree = clone_tree(src.get(), recursive, 0, p.string());
     // Private first: a copy of a shared host mount would otherwise be a peer of it, and what
     // the box mounts beneath it would propagate back to the host.
     mount_attr attr{};
@@ -312,7 +294,7 @@ void clone_sources(MountPlan& plan) {
   for (const auto& p : plan.ro)
     clone(plan.trees, p, rw | MOUNT_ATTR_RDONLY, true);
   for (const auto& d : plan.devices) {
-    Fd probe = must_open(d.string(), "chip device");
+    UniqueFd probe = must_open(d.string(), "chip device");
     struct stat st;
     if (::fstat(probe.get(), &st) != 0)
       throw_sys("mount: fstat", "chip device " + d.string(), errno);
@@ -327,8 +309,8 @@ void prepare_staging() {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     throw_sys("mount: mount", "/ MS_REC|MS_PRIVATE", errno);
   }
-  Fd staging = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "staging");
-  Fd tmp = must_open("/tmp", "staging mount point");
+  UniqueFd staging = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "staging");
+  UniqueFd tmp = must_open("/tmp", "staging mount point");
   attach(staging.get(), tmp.get(), "staging tmpfs -> /tmp");
   if (::chdir("/tmp") != 0) throw_sys("mount: chdir", "/tmp (staging)", errno);
   for (const char* d : {"oldroot", "newroot"}) {
@@ -340,8 +322,8 @@ void prepare_staging() {
   int f = ::open(kEmptyFile, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
   if (f < 0) throw_sys("mount: create", kEmptyFile, errno);
   ::close(f);
-  Fd root = new_tmpfs("16m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "box root");
-  Fd nr = must_open(kNew, "box root");
+  UniqueFd root = new_tmpfs("16m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "box root");
+  UniqueFd nr = must_open(kNew, "box root");
   attach(root.get(), nr.get(), "box root tmpfs -> " + kNew);
 }
 
@@ -392,7 +374,7 @@ void build_tree(MountPlan& plan) {
     }
   }
   for (const auto& op : parents) {
-    Fd t = must_open(kNew + op.path.string(), "parents tmpfs");
+    UniqueFd t = must_open(kNew + op.path.string(), "parents tmpfs");
     set_attr(t.get(), false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
              op.path.string() + " read-only");
   }
@@ -408,7 +390,7 @@ void enter_tree() {
   if (::syscall(SYS_pivot_root, ".", ".") != 0) throw_sys("mount: pivot_root", kNew, errno);
   if (::umount2(".", MNT_DETACH) != 0) throw_sys("mount: umount2", "host root (MNT_DETACH)", errno);
   if (::chdir("/") != 0) throw_sys("mount: chdir", "/", errno);
-  Fd root = must_open("/", "box root");
+  UniqueFd root = must_open("/", "box root");
   set_attr(root.get(), false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
            "/ read-only");
 }

@@ -153,17 +153,20 @@ std::vector<sock_filter> SeccompFilter::bpf() const {
   return prog;
 }
 
-int load_seccomp(const std::vector<sock_filter>& program, bool new_listener) {
+int load_seccomp(const std::vector<sock_filter>& program, bool new_listener) noexcept {
   sock_fprog prog{static_cast<unsigned short>(program.size()),
                   const_cast<sock_filter*>(program.data())};
   const unsigned flags = new_listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
-  long r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
-  if (r < 0) {
-    throw_sys(new_listener ? "seccomp: seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER)"
-                           : "seccomp: seccomp(SECCOMP_SET_MODE_FILTER)",
-              std::to_string(program.size()) + " instructions", errno);
-  }
-  return new_listener ? int(r) : -1;
+  const long r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+  if (r < 0) return -1;
+  return new_listener ? int(r) : 0;
+}
+
+std::string seccomp_load_error(const std::vector<sock_filter>& program, bool new_listener,
+                               int err) {
+  return sys_message(new_listener ? "seccomp: seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER)"
+                                  : "seccomp: seccomp(SECCOMP_SET_MODE_FILTER)",
+                     std::to_string(program.size()) + " instructions", err);
 }
 
 }  // namespace kd::sandbox

@@ -37,8 +37,12 @@ class SeccompFilter {
   void* ctx_ = nullptr;
 };
 
-// Installs a program in the calling thread (no_new_privs must already be set). With
-// `new_listener`, returns the close-on-exec listener of its notifications, else -1.
-int load_seccomp(const std::vector<sock_filter>& program, bool new_listener = false);
+// Installs a program in the calling thread (no_new_privs must already be set): a system call
+// only, usable between clone and exec. With `new_listener`, returns the close-on-exec listener
+// of its notifications, else 0; -1 with errno set when the kernel refused.
+int load_seccomp(const std::vector<sock_filter>& program, bool new_listener = false) noexcept;
+
+// The message for a refused load_seccomp: "seccomp: seccomp(SECCOMP_SET_MODE_FILTER)(...): E".
+std::string seccomp_load_error(const std::vector<sock_filter>& program, bool new_listener, int err);
 
 }  // namespace kd::sandbox

@@ -1,31 +1,25 @@
 #include "sandbox/spawn.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <optional>
 
 #include "common/errors.h"
+#include "common/fd.h"
+#include "sandbox/command_exec.h"
 #include "sandbox/fds.h"
-#include "sandbox/landlock.h"
-#include "sandbox/rlimits.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/seccomp_notify.h"
-#include "sandbox/userns.h"
+#include "sandbox/signals.h"
 #include "sandbox/wire.h"
 
 namespace kd::sandbox {
@@ -36,335 +30,43 @@ pid_t clone_child(unsigned long flags) {
   return pid_t(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
 }
 
-// Everything but exec, in the order the kernel requires: namespace switches need the
-// capabilities that are dropped later; Landlock needs no_new_privs; seccomp comes last so the
-// setup itself is not filtered.
-void confine(const Confinement& c, bool use_chip) {
-  if (use_chip && ::setns(c.chip_ns_fd, CLONE_NEWNS) != 0)
-    throw_sys("mount: setns", "chip view", errno);
-  // When the box's memory runs out, the command is the one the OOM killer takes, never the
-  // box's pid 1 that reports its status. Raising the score needs no privilege.
-  if (int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
-    if (::write(fd, "1000", 4) != 4) {
-      // Best effort: the memory limit still holds, only the choice of victim is at stake.
-    }
-    ::close(fd);
-  }
-  apply_rlimits(c.limits, c.nproc_backstop);
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    throw_sys("no_new_privs: prctl", "PR_SET_NO_NEW_PRIVS", errno);
-  if (c.landlock_fd >= 0) landlock_restrict(c.landlock_fd);
-  drop_all_capabilities();
-  assert_unprivileged();
-  cloexec_from_3();
-}
-
-void unblock_all_signals() {
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
-// Undoes what pid 1 set for itself after reset_all_signals: SIGPIPE ignored, SIGCHLD blocked.
-void reset_signals() {
-  ::signal(SIGPIPE, SIG_DFL);
-  unblock_all_signals();
-}
-
 [[noreturn]] void fail_setup(int reply_fd, const std::string& message) {
   wire::write_frame(reply_fd, wire::Frame::SetupError, message);
   ::_exit(125);
 }
 
-void move_fd(int from, int to) {
-  if (from == to) {
-    ::fcntl(to, F_SETFD, 0);
-    return;
+void write_all(int fd, const std::string& text) {
+  for (size_t off = 0; off < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the reader is gone: nobody left to tell
+    off += size_t(n);
   }
-  if (::dup2(from, to) < 0)
-    throw_sys("fds: dup2", std::to_string(from) + " -> " + std::to_string(to), errno);
-}
-
-std::string sys_error(const std::string& call, const std::string& path, const char* flags,
-                      int err) {
-  return call + "(" + quote(path) + (flags ? std::string(", ") + flags : "") +
-         "): " + errno_name(err);
-}
-
-FileResult failed(const std::string& call, const std::string& path, const char* flags, int err) {
-  FileResult r;
-  r.err = err;
-  r.error = sys_error(call, path, flags, err);
-  return r;
-}
-
-char type_char(mode_t m) {
-  if (S_ISREG(m)) return 'f';
-  if (S_ISDIR(m)) return 'd';
-  if (S_ISLNK(m)) return 'l';
-  if (S_ISCHR(m)) return 'c';
-  if (S_ISBLK(m)) return 'b';
-  if (S_ISFIFO(m)) return 'p';
-  return 's';
-}
-
-// Opens a regular file without blocking on a FIFO or touching a device.
-int open_regular(const std::string& path, int flags, FileResult& error, const char* flag_text) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
-  if (fd < 0) {
-    error = failed("open", path, flag_text, errno);
-    return -1;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    error = failed("open", path, flag_text, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
-    if (!S_ISDIR(st.st_mode)) error.error = "open(" + quote(path) + "): not a regular file";
-    return -1;
-  }
-  ::fcntl(fd, F_SETFL, 0);
-  return fd;
-}
-
-FileResult run_file_op(FileRequest::Op op, const std::string& path, uint64_t max_bytes,
-                       int data_fd) {
-  FileResult r;
-  switch (op) {
-    case FileRequest::Read: {
-      int fd = open_regular(path, O_RDONLY, r, "O_RDONLY");
-      if (fd < 0) return r;
-      char buf[65536];
-      ssize_t n;
-      while ((n = ::read(fd, buf, sizeof buf)) > 0) {
-        size_t room = max_bytes - std::min<uint64_t>(max_bytes, r.data.size());
-        r.data.append(buf, std::min<size_t>(room, size_t(n)));
-        if (size_t(n) > room) {
-          r.truncated = true;
-          break;
-        }
-      }
-      if (n < 0) return failed("read", path, nullptr, errno);
-      ::close(fd);
-      break;
-    }
-    case FileRequest::Write: {
-      int fd = open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, r, "O_WRONLY|O_CREAT|O_TRUNC");
-      if (fd < 0) return r;
-      char buf[65536];
-      ssize_t n;
-      while ((n = ::read(data_fd, buf, sizeof buf)) > 0) {
-        for (ssize_t off = 0; off < n;) {
-          ssize_t w = ::write(fd, buf + off, size_t(n - off));
-          if (w < 0) return failed("write", path, nullptr, errno);
-          off += w;
-        }
-      }
-      if (::close(fd) != 0) return failed("close", path, nullptr, errno);
-      break;
-    }
-    case FileRequest::List: {
-      DIR* d = ::opendir(path.c_str());
-      if (!d) return failed("opendir", path, nullptr, errno);
-      while (dirent* e = ::readdir(d)) {
-        std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        char t = '?';
-        if (::fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-          t = type_char(st.st_mode);
-        r.entries.emplace_back(name, t);
-      }
-      ::closedir(d);
-      std::sort(r.entries.begin(), r.entries.end());
-      break;
-    }
-    case FileRequest::Stat: {
-      struct stat st;
-      if (::fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return failed("stat", path, nullptr, errno);
-      }
-      r.type = type_char(st.st_mode);
-      r.size = uint64_t(st.st_size);
-      r.mode = st.st_mode & 07777;
-      break;
-    }
-  }
-  r.ok = true;
-  return r;
-}
-
-const char* op_name(FileRequest::Op op) {
-  switch (op) {
-    case FileRequest::Read:
-      return "read";
-    case FileRequest::Write:
-      return "write";
-    case FileRequest::List:
-      return "list";
-    case FileRequest::Stat:
-      return "stat";
-  }
-  return "file";
-}
-
-// Which layer refused: access(2) sees the file's mode and a read-only mount but not Landlock,
-// so an EACCES that access() does not reproduce is Landlock's.
-std::optional<Denial> classify_refusal(FileRequest::Op op, const std::string& path, int err) {
-  if (err == EROFS) {
-    return Denial{"mount", op_name(op), path, "read-only mount", EROFS};
-  }
-  if (err != EACCES) return std::nullopt;
-  std::string target = path;
-  int mode = op == FileRequest::Write ? W_OK : op == FileRequest::List ? R_OK | X_OK : R_OK;
-  if (op == FileRequest::Stat) mode = F_OK;
-  if (op == FileRequest::Write && ::faccessat(AT_FDCWD, path.c_str(), F_OK, AT_EACCESS) != 0) {
-    // A new file: creating it is a write to its directory.
-    const size_t slash = path.find_last_of('/');
-    target = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    mode = W_OK | X_OK;
-  }
-  if (::faccessat(AT_FDCWD, target.c_str(), mode, AT_EACCESS) == 0) {
-    return Denial{"landlock", op_name(op), path,
-                  "refused by Landlock (the file's mode and the mount allow it)", EACCES};
-  }
-  return Denial{"permissions", op_name(op), path,
-                "refused by the file's mode (a no-peek path is an empty mode-0 file)", EACCES};
-}
-
-FileResult do_file_op(FileRequest::Op op, const std::string& path, uint64_t max_bytes,
-                      int data_fd) {
-  FileResult r = run_file_op(op, path, max_bytes, data_fd);
-  if (!r.ok) {
-    if (auto d = classify_refusal(op, path, r.err)) r.denials.push_back(*d);
-  }
-  return r;
-}
-
-}  // namespace
-
-void reset_all_signals() {
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-  }
-  unblock_all_signals();
-}
-
-std::string encode_file_result(const FileResult& r) {
-  wire::Writer w;
-  w.u64(r.ok).u64(uint64_t(r.err)).str(r.error).str(r.data).u64(r.truncated);
-  w.u64(r.entries.size());
-  for (const auto& [name, t] : r.entries)
-    w.str(name).u64(uint64_t(t));
-  w.u64(uint64_t(r.type)).u64(r.size).u64(r.mode);
-  w.u64(r.denials.size());
-  for (const auto& d : r.denials)
-    w.str(d.layer).str(d.op).str(d.path).str(d.detail).u64(uint64_t(d.err));
-  return w.bytes();
-}
-
-FileResult decode_file_result(const std::string& payload) {
-  wire::Reader rd(payload);
-  FileResult r;
-  r.ok = rd.u64();
-  r.err = int(rd.u64());
-  r.error = rd.str();
-  r.data = rd.str();
-  r.truncated = rd.u64();
-  uint64_t n = rd.u64();
-  for (uint64_t i = 0; i < n && i < payload.size(); ++i) {
-    std::string name = rd.str();
-    r.entries.emplace_back(name, char(rd.u64()));
-  }
-  r.type = char(rd.u64());
-  r.size = rd.u64();
-  r.mode = uint32_t(rd.u64());
-  n = rd.u64();
-  for (uint64_t i = 0; i < n && i < payload.size(); ++i) {
-    Denial d;
-    d.layer = rd.str();
-    d.op = rd.str();
-    d.path = rd.str();
-    d.detail = rd.str();
-    d.err = int(rd.u64());
-    r.denials.push_back(std::move(d));
-  }
-  return r;
-}
-
-namespace {
-
-[[noreturn]] void exec_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in,
-                               int out, int err, int notify_sock) {
-  try {
-    reset_signals();
-    move_fd(in, 0);
-    move_fd(out, 1);
-    move_fd(err, 2);
-    if (::setsid() < 0) throw_sys("pid namespace: setsid", "command", errno);
-    const std::string cwd = cmd.cwd.empty() ? c.worktree : cmd.cwd;
-    if (::chdir(cwd.c_str()) != 0) throw_sys("run: chdir", cwd, errno);
-    confine(c, cmd.use_chip);
-  } catch (const std::exception& e) {
-    fail_setup(reply_fd, e.what());
-  }
-  std::vector<char*> argv, envp;
-  for (const auto& a : cmd.argv)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& e : cmd.env)
-    envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  environ = envp.data();
-  try {
-    // The listener is close-on-exec: the command never holds it, only its supervisor.
-    const int listener = load_seccomp(c.seccomp, c.notify);
-    if (c.notify) send_with_fds(notify_sock, "L", {listener});
-  } catch (const std::exception& e) {
-    fail_setup(reply_fd, e.what());
-  }
-  ::execvp(argv[0], argv.data());
-  int e = errno;
-  std::string msg = "sandbox: execvp(" + quote(cmd.argv[0]) + "): " + errno_name(e) + "\n";
-  ssize_t ignored = ::write(2, msg.data(), msg.size());
-  (void)ignored;
-  ::_exit(e == ENOENT ? 127 : 126);
 }
 
 #if !defined(__SANITIZE_ADDRESS__)
-struct ExecArgs {
-  const Confinement* c;
-  const CommandSpec* cmd;
-  int reply_fd, in, out, err, notify_sock;
-};
-
-int exec_entry(void* p) {
-  auto* a = static_cast<ExecArgs*>(p);
-  exec_command(*a->c, *a->cmd, a->reply_fd, a->in, a->out, a->err, a->notify_sock);
+int exec_entry(void* plan) {
+  exec_command(*static_cast<CommandPlan*>(plan));
 }
 #endif
 
-}  // namespace
-
-namespace {
-
 // The command shares the caller's memory until it execs (as posix_spawn does), on its own
 // stack: no page tables are copied, and the caller waits until the exec or the exit.
-pid_t clone_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                    int err, int notify_sock) {
+pid_t clone_command(CommandPlan& plan) {
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer cannot follow a child running on a stack of its own (its reports become
-  // false positives written into the command's stderr): sanitizer builds pay a plain fork.
+  // false positives written into the command's stderr): sanitizer builds pay a plain fork, and
+  // the caller waits on the report socket instead.
   pid_t pid = ::fork();
-  if (pid == 0) exec_command(c, cmd, reply_fd, in, out, err, notify_sock);
+  if (pid == 0) exec_command(plan);
   return pid;
 #else
   constexpr size_t kStack = 1 << 20;
   void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -1;
-  ExecArgs args{&c, &cmd, reply_fd, in, out, err, notify_sock};
   pid_t pid = ::clone(exec_entry, static_cast<char*>(stack) + kStack,
-                      CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+                      CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   int e = errno;
   ::munmap(stack, kStack);  // the child has exec'd or exited
   errno = e;
@@ -372,32 +74,65 @@ pid_t clone_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, 
 #endif
 }
 
-// Spawns the command and takes its seccomp listener (-1 when the profile has none or the
-// command failed before loading the filter). Throws kd::Error when the hand-over socket cannot
-// be made; pid -1 (errno set) when the clone failed.
-Spawned start_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                      int err) {
-  int sock[2] = {-1, -1};
-  Spawned s;
-  if (c.notify && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
-    throw_sys("seccomp: socketpair", "listener hand-over", errno);
-  }
-  s.pid = clone_command(c, cmd, reply_fd, in, out, err, sock[1]);
-  const int clone_errno = errno;
-  close_fd(sock[1]);
-  if (s.pid > 0 && sock[0] >= 0) {
-    // The child sent it before exec, or closed its end by exec or exit: this never blocks
-    // for long (a fork-based sanitizer build waits for the child's setup).
+// What the command's process sent before it exec'd or exited: its seccomp listener, a failed
+// step, or both (a listener handed over before an exec that failed).
+struct ChildReport {
+  int listener = -1;
+  StepFailure failure;
+};
+
+// Reads until the child's end is closed, by its exec (close-on-exec) or its exit. A broken
+// socket counts as the end: the child's exit status still tells.
+ChildReport read_report(int sock) {
+  ChildReport r;
+  for (;;) {
     std::string msg;
     std::vector<int> fds;
     try {
-      if (recv_with_fds(sock[0], msg, fds, 1) && fds.size() == 1) s.listener = fds[0];
+      if (!recv_with_fds(sock, msg, fds, 1, sizeof(StepFailure))) break;
     } catch (const Error&) {
-      // No listener: the command failed its setup and reports that itself.
+      break;
     }
+    for (int fd : fds) {
+      if (r.listener < 0) {
+        r.listener = fd;
+      } else {
+        ::close(fd);
+      }
+    }
+    if (msg.size() == sizeof(StepFailure)) std::memcpy(&r.failure, msg.data(), sizeof r.failure);
   }
-  close_fd(sock[0]);
-  errno = clone_errno;
+  return r;
+}
+
+// Spawns the command and takes its seccomp listener (-1 when the profile has none or the
+// command failed before loading the filter). A step that failed is reported here: a setup
+// error on `reply_fd`, an exec that failed on the command's stderr. Throws kd::Error when the
+// command cannot be prepared; pid -1 (errno set) when the clone failed.
+Spawned start_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                      int err) {
+  int sock[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
+    throw_sys("box: socketpair", "command report", errno);
+  }
+  const UniqueFd ours(sock[0]);
+  UniqueFd theirs(sock[1]);
+  CommandPlan plan(c, cmd, in, out, err, theirs.get());
+  Spawned s;
+  s.pid = clone_command(plan);
+  const int clone_errno = errno;
+  theirs.reset();
+  if (s.pid < 0) {
+    errno = clone_errno;
+    return s;
+  }
+  const ChildReport report = read_report(ours.get());
+  s.listener = report.listener;
+  if (report.failure.step == Step::Exec) {
+    write_all(err, plan.exec_error(report.failure.err));
+  } else if (report.failure) {
+    wire::write_frame(reply_fd, wire::Frame::SetupError, plan.describe(report.failure));
+  }
   return s;
 }
 
@@ -449,30 +184,27 @@ int supervise(pid_t command, int listener, int reply_fd) {
   return status;
 }
 
-}  // namespace
-
-Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
-                      int err, bool own_pid_namespace) {
-  if (!own_pid_namespace) return start_command(c, cmd, reply_fd, in, out, err);
-  Spawned init;
-  init.pid = clone_child(CLONE_NEWPID);
-  if (init.pid != 0) return init;
-  // Pid 1 of the command's namespace: a pid-namespace init ignores default-action signals,
-  // so the command runs as its child (and gets SIGXCPU, SIGPIPE, SIGTERM as usual) while this
-  // process supervises its listener, reaps, reports the command's status and denials and, by
-  // exiting, ends whatever is left.
-  reset_signals();
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &chld, nullptr);  // the command resets its own mask
+// Pid 1 of the command's namespace: a pid-namespace init ignores default-action signals, so
+// the command runs as its child (and gets SIGXCPU, SIGPIPE, SIGTERM as usual) while this
+// process supervises its listener, reaps, reports the command's status and denials and, by
+// exiting, ends whatever is left. Its steps in the order of steps.h.
+[[noreturn]] void run_command_init(const Confinement& c, const CommandSpec& cmd, int reply_fd,
+                                   int in, int out, int err) {
+  Progress progress;
   Spawned command;
   try {
+    progress.at(Step::InitSignals);
+    reset_child_signals();
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &chld, nullptr);  // the command resets its own mask
+    progress.at(Step::SpawnCommand);
     command = start_command(c, cmd, reply_fd, in, out, err);
-  } catch (const Error& e) {
-    fail_setup(reply_fd, e.what());
+    if (command.pid < 0) throw_sys("pid namespace: clone", "command", errno);
+  } catch (const std::exception& e) {
+    fail_setup(reply_fd, progress.message(e));
   }
-  if (command.pid < 0) fail_setup(reply_fd, sys_message("pid namespace: clone", "command", errno));
   for (int fd : {in, out, err})
     ::close(fd);
   const int status = supervise(command.pid, command.listener, reply_fd);
@@ -486,20 +218,32 @@ Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd
   ::_exit(wire::write_frame(reply_fd, wire::Frame::CommandStatus, w.bytes()) ? 0 : 1);
 }
 
+}  // namespace
+
+Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
+                      int err, bool own_pid_namespace) {
+  if (!own_pid_namespace) return start_command(c, cmd, reply_fd, in, out, err);
+  Spawned init;
+  init.pid = clone_child(CLONE_NEWPID);
+  if (init.pid == 0) run_command_init(c, cmd, reply_fd, in, out, err);
+  return init;
+}
+
 pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,
                     uint64_t max_bytes, int reply_fd, int data_fd) {
   pid_t pid = clone_child(0);
   if (pid != 0) return pid;
-  FileResult r;
   try {
-    reset_signals();
+    reset_child_signals();
     if (::chdir(c.worktree.c_str()) != 0) throw_sys("file: chdir", c.worktree, errno);
-    confine(c, false);
-    load_seccomp(c.seccomp_files);
+    const ConfinePlan plan = plan_confinement(c, false);
+    if (StepFailure f = confine(plan)) throw Error(describe(f, plan));
+    if (load_seccomp(c.seccomp_files) < 0)
+      throw Error(seccomp_load_error(c.seccomp_files, false, errno));
   } catch (const std::exception& e) {
     fail_setup(reply_fd, e.what());
   }
-  r = do_file_op(op, path, max_bytes, data_fd);
+  const FileResult r = perform_file_op(op, path, max_bytes, data_fd);
   ::_exit(wire::write_frame(reply_fd, wire::Frame::FileResult, encode_file_result(r)) ? 0 : 1);
 }
 

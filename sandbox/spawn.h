@@ -1,6 +1,8 @@
-// Spawning inside the box: every command and file operation is a child of the box's pid 1 that
-// confines itself (chip view, rlimits, no_new_privs, Landlock, no capabilities, fds, seccomp)
-// and checks the result before it runs anything of the agent's.
+// Spawning inside the box: every command and file operation is a child of the box's pid 1 (or
+// of its command's init) that confines itself (chip view, rlimits, no_new_privs, Landlock, no
+// capabilities, fds, seccomp) and checks the result before it runs anything of the agent's.
+// A command's process shares its parent's memory until it execs and makes system calls only
+// (command_exec.h); a file operation's is a plain fork and runs ordinary code.
 #pragma once
 
 #include <linux/filter.h>
@@ -9,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/box.h"
+#include "sandbox/file_op.h"
 #include "sandbox/profile.h"
 
 namespace kd::sandbox {
@@ -31,10 +33,6 @@ struct CommandSpec {
   bool use_chip = false;
 };
 
-// Every signal to its default action, none blocked. The box's pid 1 calls it once at its start;
-// the children it spawns then undo only what pid 1 sets for itself (SIGPIPE, SIGCHLD).
-void reset_all_signals();
-
 struct Spawned {
   pid_t pid = -1;     // -1 if no process
   int listener = -1;  // the command's seccomp listener, for the caller to supervise
@@ -49,12 +47,10 @@ struct Spawned {
 Spawned spawn_command(const Confinement& c, const CommandSpec& cmd, int reply_fd, int in, int out,
                       int err, bool own_pid_namespace);
 
-// A file operation done by a confined child without exec; the result goes to `reply_fd` as a
-// FileResult frame. `data_fd` carries the bytes of a Write.
+// A file operation done by a confined child without exec, a plain fork that may allocate and
+// throw; the result goes to `reply_fd` as a FileResult frame. `data_fd` carries the bytes of a
+// Write.
 pid_t spawn_file_op(const Confinement& c, FileRequest::Op op, const std::string& path,
                     uint64_t max_bytes, int reply_fd, int data_fd);
-
-std::string encode_file_result(const FileResult& r);
-FileResult decode_file_result(const std::string& payload);
 
 }  // namespace kd::sandbox

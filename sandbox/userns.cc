@@ -53,37 +53,53 @@ void enter_user_namespace(uid_t uid, gid_t gid) {
   write_proc("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1\n");
 }
 
-void drop_all_capabilities() {
+StepFailure drop_all_capabilities() noexcept {
   for (int cap = 0; cap <= 63; ++cap) {
     if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
       if (errno == EINVAL) break;  // past the kernel's last capability
-      throw_sys("capabilities: prctl(PR_CAPBSET_DROP)", std::to_string(cap), errno);
+      return {Step::BoundingSet, errno, cap};
     }
   }
-  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) {
-    throw_sys("capabilities: prctl", "PR_CAP_AMBIENT_CLEAR_ALL", errno);
-  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
+    return {Step::AmbientSet, errno};
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capset, &hdr, data) != 0) throw_sys("capabilities: capset", "all empty", errno);
+  if (::syscall(SYS_capset, &hdr, data) != 0) return {Step::Capabilities, errno};
+  return {};
 }
 
-void assert_unprivileged() {
+StepFailure check_unprivileged() noexcept {
   __user_cap_data_struct data[2] = {};
-  if (!capget_all(data)) throw_sys("capabilities: capget", "self", errno);
+  if (!capget_all(data)) return {Step::CheckCapabilities, errno};
   for (const auto& d : data) {
-    if (d.effective || d.permitted || d.inheritable) {
-      throw Error("capabilities: a capability is still held before exec (refusing to run)");
-    }
+    if (d.effective || d.permitted || d.inheritable) return {Step::CheckCapabilities, 0};
   }
   for (int cap = 0; cap <= 63; ++cap) {
     int r = ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
     if (r < 0) break;
-    if (r == 1)
-      throw Error("capabilities: bounding set still holds capability " + std::to_string(cap));
+    if (r == 1) return {Step::CheckBoundingSet, 0, cap};
   }
-  if (::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
-    throw Error("no_new_privs: not set before exec (refusing to run)");
+  if (::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) return {Step::CheckNoNewPrivs, 0};
+  return {};
+}
+
+std::string capability_error(const StepFailure& f) {
+  switch (f.step) {
+    case Step::BoundingSet:
+      return sys_message("capabilities: prctl(PR_CAPBSET_DROP)", std::to_string(f.detail), f.err);
+    case Step::AmbientSet:
+      return sys_message("capabilities: prctl", "PR_CAP_AMBIENT_CLEAR_ALL", f.err);
+    case Step::Capabilities:
+      return sys_message("capabilities: capset", "all empty", f.err);
+    case Step::CheckCapabilities:
+      if (f.err != 0) return sys_message("capabilities: capget", "self", f.err);
+      return "capabilities: a capability is still held before exec (refusing to run)";
+    case Step::CheckBoundingSet:
+      return "capabilities: bounding set still holds capability " + std::to_string(f.detail);
+    case Step::CheckNoNewPrivs:
+      return "no_new_privs: not set before exec (refusing to run)";
+    default:
+      return "capabilities: " + std::string(step_name(f.step)) + ": " + errno_name(f.err);
   }
 }
 

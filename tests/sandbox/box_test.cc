@@ -73,6 +73,51 @@ TEST_F(BoxTest, RunsManyCommandsInOneBox) {
   EXPECT_NE(m.err.find("execvp(\"no-such-tool\"): ENOENT"), std::string::npos) << m.err;
 }
 
+TEST_F(BoxTest, CommandsAreFoundAndRefusedAsExecvpFindsThem) {
+  auto box = Box::open(spec_);
+  ASSERT_EQ(sh(*box,
+               "mkdir bin && printf '#!/bin/sh\\necho tool\\n' > bin/tool && "
+               "printf 'echo plain $1\\n' > bin/plain && echo x > bin/data && "
+               "cp bin/tool ok/here && chmod 755 bin/tool bin/plain ok/here")
+                .exit_code,
+            0);
+  RunRequest req;
+  req.cwd = host_->wt() + "/ok";
+  // The command's own PATH; a missing directory is passed over, an empty entry is the cwd.
+  req.env = {{"PATH", "/nonexistent::" + host_->wt() + "/bin"}};
+  req.argv = {"tool"};
+  RunResult tool = box->run(req);
+  EXPECT_EQ(tool.out, "tool\n") << tool.err;
+  req.argv = {"here"};
+  EXPECT_EQ(box->run(req).out, "tool\n");
+  // A file without "#!" runs under /bin/sh, with its arguments.
+  req.argv = {"plain", "arg"};
+  EXPECT_EQ(box->run(req).out, "plain arg\n");
+  // Found but not executable: 126, the reason on the command's stderr.
+  req.argv = {"data"};
+  RunResult data = box->run(req);
+  EXPECT_EQ(data.exit_code, 126);
+  EXPECT_EQ(data.err, "sandbox: execvp(\"data\"): EACCES\n");
+  req.argv = {"../bin/data"};
+  EXPECT_EQ(box->run(req).err, "sandbox: execvp(\"../bin/data\"): EACCES\n");
+  req.argv = {"../bin"};
+  EXPECT_EQ(box->run(req).err, "sandbox: execvp(\"../bin\"): EACCES\n");
+  req.argv = {"/nonexistent/tool"};
+  RunResult missing = box->run(req);
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_EQ(missing.err, "sandbox: execvp(\"/nonexistent/tool\"): ENOENT\n");
+  req.argv = {std::string(300, 't')};
+  EXPECT_EQ(box->run(req).err,
+            "sandbox: execvp(\"" + std::string(300, 't') + "\"): ENAMETOOLONG\n");
+  // Without PATH, execvp's own default.
+  req.env.clear();
+  spec_.profile.env.set.erase("PATH");
+  auto bare = Box::open(spec_);
+  req.argv = {"true"};
+  RunResult t = bare->run(req);
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+}
+
 TEST_F(BoxTest, BadRequestsAreErrorsNamingTheProblem) {
   auto box = Box::open(spec_);
   RunRequest key;
