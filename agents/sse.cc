@@ -15,6 +15,8 @@ void SseParser::feed(std::string_view bytes) {
     feed(buffered);
     return;
   }
+  // An empty chunk says nothing, not even that a '\r' ending the last one was not a CRLF's.
+  if (bytes.empty()) return;
   size_t start = 0;
   if (pending_cr_) {
     pending_cr_ = false;

@@ -1,6 +1,7 @@
 #include "audit/auditor.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/glob.h"
+#include "common/text.h"
 #include "common/time.h"
 #include "contract/ledger.h"
 #include "contract/receipt.h"
@@ -21,75 +23,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RuleText {
-  const char* correct;
-  const char* reread;
-};
-
-// What to do and where the rule comes from, per rule id (sections of the wiki's process documents).
-const std::map<std::string, RuleText>& rule_texts() {
-  static const std::map<std::string, RuleText> t = {
-      {"chain_integrity",
-       {"treat the transcript as untrusted; recover the original from the run's backup and find "
-        "who edited it",
-        "docs/transcripts.md § The chain"}},
-      {"transcript_torn",
-       {"the session was cut mid-write; audit what is there and note the gap",
-        "docs/transcripts.md § The chain"}},
-      {"write_outside_worktree",
-       {"revert the write and keep every edit inside the family worktree",
-        "wiki/kernel_experiments/program.md § What you CANNOT do"}},
-      {"reference_write",
-       {"restore the reference module from the integration branch; the parity oracle is never "
-        "edited",
-        "wiki/kernel_experiments/program.md § What you CANNOT do"}},
-      {"no_peek_read",
-       {"void the capability-eval result: the author saw a no-peek path",
-        ".claude/skills/author-kernel/SKILL.md § Before authoring (activity)"}},
-      {"verdict_language",
-       {"strip verdict words from author output; only the master assigns verdicts, from receipts",
-        "wiki/kernel_experiments/program.md § Invariants (Roles)"}},
-      {"numbers_without_receipt",
-       {"cite the saved kgate receipt the number comes from, or drop the number",
-        ".claude/skills/author-kernel/SKILL.md § Output contract (receipt column)"}},
-      {"commit_grammar",
-       {"reword the commit as candN(<family> vNNN): <what> — <signal>",
-        "wiki/kernel_experiments/program.md § Discipline (commit grammar)"}},
-      {"loaded_line",
-       {"read BRIEFS.md, concepts/pallas-kernel.md and the class page, then add the loaded: line "
-        "first",
-        ".claude/agents/process-auditor.md § Kernel checks (5)"}},
-      {"ledger_vs_commits",
-       {"give every ledger row its candN commit and every candN commit its ledger row",
-        ".claude/agents/process-auditor.md § Kernel checks (2)"}},
-      {"plan_coverage",
-       {"run the plan item or record it as abandoned with a reason before finishing",
-        "wiki/kernel_experiments/program.md § Stop rule"}},
-      {"stub_order",
-       {"file a new stub and re-run: candidates must come after the pre-registered stub",
-        "wiki/kernel_experiments/program.md § Invariants (Stub-first)"}},
-      {"receipt_invalid",
-       {"cite the receipt kgate actually wrote; an edited or missing receipt voids the row",
-        ".claude/agents/process-auditor.md § Kernel checks (1)"}},
-      {"supported_without_pass",
-       {"relabel: supported needs a full PASS receipt that fired and meets the bar",
-        ".claude/agents/process-auditor.md § Kernel checks (6)"}},
-  };
-  return t;
-}
-
-std::string trim(std::string s) {
-  size_t a = s.find_first_not_of(" \t\r\n");
-  size_t b = s.find_last_not_of(" \t\r\n");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-bool empty_cell(const std::string& cell) {
-  std::string c = trim(cell);
+bool empty_cell(std::string_view cell) {
+  std::string_view c = trim(cell);
   return c.empty() || c == "-" || c == "—" || c == "n/a" || c == "none";
 }
 
-bool has_digit(const std::string& s) {
+bool has_digit(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
@@ -99,13 +38,12 @@ std::optional<std::string> extract_ledger(std::string_view text) {
   size_t pos = 0, table = std::string_view::npos, loaded = std::string_view::npos;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
-    std::string line = trim(std::string(
-        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos)));
-    std::string low = line;
-    std::transform(low.begin(), low.end(), low.begin(), ::tolower);
-    if (low.rfind("loaded:", 0) == 0)
+    std::string_view line =
+        trim(text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
+    std::string low = lower(line);
+    if (starts_with(low, "loaded:"))
       loaded = pos;
-    else if (low.rfind("| candidate", 0) == 0 || low.rfind("|candidate", 0) == 0) {
+    else if (starts_with(low, "| candidate") || starts_with(low, "|candidate")) {
       table = pos;
       break;
     } else if (!line.empty()) {
@@ -164,8 +102,8 @@ class FileAudit {
   }
 
   void finish(const FileStats& stats) {
-    if (stats.chain && policy_.enabled("chain_integrity") && !stats.chain->ok)
-      add("chain_integrity",
+    if (stats.chain && policy_.enabled(Rule::ChainIntegrity) && !stats.chain->ok)
+      add(Rule::ChainIntegrity,
           "transcript chain broken at line " + std::to_string(stats.chain->broken_line) + ": " +
               stats.chain->reason,
           stats.chain->broken_line);
@@ -173,22 +111,22 @@ class FileAudit {
       throw Error(
           file_.string() +
           " is in no transcript format kdispatch audit reads (kdispatch, Claude Code, Codex)");
-    if (!stats.chain && policy_.enabled("chain_integrity"))
-      note_unchecked("chain_integrity",
+    if (!stats.chain && policy_.enabled(Rule::ChainIntegrity))
+      note_unchecked(Rule::ChainIntegrity,
                      std::string(format_name(stats.format)) + " logs carry no hash chain");
-    if (stats.torn_last_line && policy_.enabled("transcript_torn"))
-      add("transcript_torn",
+    if (stats.torn_last_line && policy_.enabled(Rule::TranscriptTorn))
+      add(Rule::TranscriptTorn,
           "the last line is torn (no newline, " +
               std::string(stats.chain ? "chain unverifiable there" : "not parsed") + ")",
           stats.lines);
-    if (stats.malformed > 0 && policy_.enabled("transcript_torn"))
-      add("transcript_torn",
+    if (stats.malformed > 0 && policy_.enabled(Rule::TranscriptTorn))
+      add(Rule::TranscriptTorn,
           std::to_string(stats.malformed) + " malformed line(s) skipped, first at line " +
               std::to_string(stats.malformed_lines.front()),
           stats.malformed_lines.front());
-    if (ctx_.worktree.empty()) note_unchecked("write_outside_worktree", "no worktree");
-    if (ctx_.references.empty()) note_unchecked("reference_write", "no reference module");
-    if (ctx_.no_peek.empty()) note_unchecked("no_peek_read", "no no-peek globs");
+    if (ctx_.worktree.empty()) note_unchecked(Rule::WriteOutsideWorktree, "no worktree");
+    if (ctx_.references.empty()) note_unchecked(Rule::ReferenceWrite, "no reference module");
+    if (ctx_.no_peek.empty()) note_unchecked(Rule::NoPeekRead, "no no-peek globs");
     ledger_rules();
     stub_rule();
   }
@@ -196,40 +134,40 @@ class FileAudit {
   // Shared with run-directory outcomes: a `supported` claim needs a full, firing PASS at the bar.
   void check_supported(const std::string& receipt, std::optional<double> bar, uint64_t line,
                        const std::string& what) {
-    if (!policy_.enabled("supported_without_pass")) return;
+    if (!policy_.enabled(Rule::SupportedWithoutPass)) return;
     if (empty_cell(receipt)) {
-      add("supported_without_pass", what + " is supported without a receipt", line);
+      add(Rule::SupportedWithoutPass, what + " is supported without a receipt", line);
       return;
     }
     const contract::ReceiptCheck* r = receipt_check(receipt);
     if (!r) {
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported but its receipt " + quote(receipt) + " does not resolve", line);
       return;
     }
     if (!r->ok) {
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported but its receipt " + quote(receipt) + " does not validate", line);
       return;
     }
     if (r->verdict != "PASS")
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported but receipt " + quote(receipt) + " says " + r->verdict, line);
     else if (r->mode == "screen")
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported from a screen receipt " + quote(receipt) +
               " (a lead, not a verdict)",
           line);
     else if (r->custom_call_count && *r->custom_call_count == 0)
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported but receipt " + quote(receipt) +
               " shows 0 custom calls (the kernel did not fire)",
           line);
     else if (!r->speedup)
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported but receipt " + quote(receipt) + " has no speedup", line);
     else if (*r->speedup <= 1.0 || (bar && *r->speedup < *bar))
-      add("supported_without_pass",
+      add(Rule::SupportedWithoutPass,
           what + " is supported with speedup " + std::to_string(*r->speedup) +
               (bar ? " below the bar " + std::to_string(*bar) : " not above 1.0"),
           line);
@@ -238,25 +176,21 @@ class FileAudit {
   const AuditContext& context() const { return ctx_; }
 
  private:
-  void add(const std::string& rule, std::string defect, uint64_t line) {
-    auto& n = per_rule_[rule];
-    if (++n > policy_.max_findings_per_rule) {
-      ++report_.suppressed[rule];
+  void add(Rule rule, std::string defect, uint64_t line) {
+    if (++per_rule_[static_cast<size_t>(rule)] > policy_.max_findings_per_rule) {
+      ++report_.suppressed[std::string(rule_id(rule))];
       return;
     }
-    const auto& text = rule_texts().at(rule);
     Finding f;
     f.rule = rule;
-    f.severity = policy_.rules.at(rule).severity;
+    f.severity = policy_.rule(rule).severity;
     f.defect = std::move(defect);
     f.evidence = file_.string() + (line ? ":" + std::to_string(line) : "");
-    f.correct = text.correct;
-    f.reread = text.reread;
     report_.findings.push_back(std::move(f));
   }
 
-  void note_unchecked(const std::string& rule, const std::string& why) {
-    if (policy_.enabled(rule)) report_.not_checked.emplace(rule, why);
+  void note_unchecked(Rule rule, const std::string& why) {
+    if (policy_.enabled(rule)) report_.not_checked.emplace(rule_id(rule), why);
   }
 
   bool is_reference(const std::string& path) const {
@@ -267,7 +201,7 @@ class FileAudit {
 
   void on_write(const Event& e) {
     bool absolute = !e.path.empty() && e.path[0] == '/';
-    if (policy_.enabled("write_outside_worktree") && absolute && !ctx_.worktree.empty() &&
+    if (policy_.enabled(Rule::WriteOutsideWorktree) && absolute && !ctx_.worktree.empty() &&
         !path_within(e.path, resolve_path("", ctx_.worktree))) {
       // A wiki kept under a scratch root (/tmp) is still the wiki: the allowed roots do not
       // cover a write beside the worktree into its pages.
@@ -277,13 +211,13 @@ class FileAudit {
           allowed = allowed || path_within(e.path, root);
       }
       if (!allowed && written_outside_.insert(e.path).second)
-        add("write_outside_worktree",
+        add(Rule::WriteOutsideWorktree,
             "write outside the worktree " + quote(ctx_.worktree) + ": " + quote(e.path) + " (" +
                 e.tool + ")",
             e.line);
     }
-    if (policy_.enabled("reference_write") && is_reference(e.path))
-      add("reference_write",
+    if (policy_.enabled(Rule::ReferenceWrite) && is_reference(e.path))
+      add(Rule::ReferenceWrite,
           "the reference module " + quote(e.path) + " was written (" + e.tool + ")", e.line);
     if (e.content.empty()) return;
     if (auto ledger = extract_ledger(e.content)) {
@@ -317,19 +251,19 @@ class FileAudit {
 
   void on_read(const Event& e) {
     // A directory listed or searched counts as read when the glob covers its contents.
-    if (policy_.enabled("no_peek_read") && !ctx_.no_peek.empty() &&
+    if (policy_.enabled(Rule::NoPeekRead) && !ctx_.no_peek.empty() &&
         (no_peek_match(e.path) || no_peek_match(e.path + "/")))
-      add("no_peek_read", "read of no-peek path " + quote(e.path) + " (" + e.tool + ")", e.line);
+      add(Rule::NoPeekRead, "read of no-peek path " + quote(e.path) + " (" + e.tool + ")", e.line);
   }
 
   void on_text(const std::string& text, const Event& e) {
     if (e.role == "verifier" || text.empty()) return;
-    if (policy_.enabled("verdict_language"))
+    if (policy_.enabled(Rule::VerdictLanguage))
       if (auto hit = find_verdict_language(text, policy_))
-        add("verdict_language", "author output grades itself: \"" + *hit + "\"", e.line);
-    if (policy_.enabled("numbers_without_receipt") && e.kind == EventKind::ModelText)
+        add(Rule::VerdictLanguage, "author output grades itself: \"" + *hit + "\"", e.line);
+    if (policy_.enabled(Rule::NumbersWithoutReceipt) && e.kind == EventKind::ModelText)
       if (auto hit = find_unreceipted_speedup(text))
-        add("numbers_without_receipt", "speedup claimed with no receipt cited: \"" + *hit + "\"",
+        add(Rule::NumbersWithoutReceipt, "speedup claimed with no receipt cited: \"" + *hit + "\"",
             e.line);
   }
 
@@ -341,8 +275,8 @@ class FileAudit {
       bool other = false;
       for (const auto& p : policy_.commit_other_prefixes)
         other = other || subject.rfind(p, 0) == 0;
-      if (!other && policy_.enabled("commit_grammar"))
-        add("commit_grammar",
+      if (!other && policy_.enabled(Rule::CommitGrammar))
+        add(Rule::CommitGrammar,
             "commit subject " + quote(subject) +
                 " does not match candN(<family> vNNN): <what> — <signal>",
             e.line);
@@ -386,87 +320,77 @@ class FileAudit {
     std::string text = !finish_ledger_.empty() ? finish_ledger_ : page_ledger_;
     uint64_t line = !finish_ledger_.empty() ? finish_line_ : page_ledger_line_;
     if (text.empty()) {
-      for (const char* rule :
-           {"loaded_line", "ledger_vs_commits", "plan_coverage", "receipt_invalid"})
+      for (Rule rule :
+           {Rule::LoadedLine, Rule::LedgerVsCommits, Rule::PlanCoverage, Rule::ReceiptInvalid})
         note_unchecked(rule, "no candidate ledger in " + file_.filename().string());
       return;
     }
     contract::Ledger ledger = contract::parse_ledger(text);
-    if (policy_.enabled("loaded_line") && !ledger.has_loaded_line)
-      add("loaded_line", "the candidate ledger does not start with the loaded: [...] attestation",
-          line);
+    if (policy_.enabled(Rule::LoadedLine) && !ledger.has_loaded_line)
+      add(Rule::LoadedLine,
+          "the candidate ledger does not start with the loaded: [...] attestation", line);
     std::set<std::string> rows;
     std::unique_ptr<RepoCommits> repo;
-    if (!ctx_.repository.empty() && policy_.enabled("ledger_vs_commits")) {
+    if (!ctx_.repository.empty() && policy_.enabled(Rule::LedgerVsCommits)) {
       try {
         repo = std::make_unique<RepoCommits>(ctx_.repository, ctx_.branch);
       } catch (const Error& e) {
-        report_.not_checked.emplace("ledger_vs_commits",
-                                    std::string("repository unusable: ") + e.what());
+        note_unchecked(Rule::LedgerVsCommits, std::string("repository unusable: ") + e.what());
       }
     }
-    for (const auto& row : ledger.rows) {
+    // The ledger's cells come trimmed (contract/ledger.h); each row is judged from them as is.
+    for (const contract::LedgerRow& row : ledger.rows) {
       rows.insert(row.candidate);
-      if (policy_.enabled("receipt_invalid") && !empty_cell(row.receipt)) {
-        const contract::ReceiptCheck* r = receipt_check(trim(row.receipt));
+      const bool no_receipt = empty_cell(row.receipt);
+      if (policy_.enabled(Rule::ReceiptInvalid) && !no_receipt) {
+        const contract::ReceiptCheck* r = receipt_check(row.receipt);
         if (!r)
-          add("receipt_invalid",
-              row.candidate + " cites receipt " + quote(trim(row.receipt)) +
-                  ", which does not exist",
+          add(Rule::ReceiptInvalid,
+              row.candidate + " cites receipt " + quote(row.receipt) + ", which does not exist",
               line);
         else if (!r->ok)
-          add("receipt_invalid",
-              row.candidate + " cites receipt " + quote(trim(row.receipt)) +
+          add(Rule::ReceiptInvalid,
+              row.candidate + " cites receipt " + quote(row.receipt) +
                   ", which does not validate: " + r->problems.front(),
               line);
       }
-      if (policy_.enabled("numbers_without_receipt") && empty_cell(row.receipt) &&
+      if (policy_.enabled(Rule::NumbersWithoutReceipt) && no_receipt &&
           (has_digit(row.p50_ms) || has_digit(row.vs_naive)))
-        add("numbers_without_receipt",
-            row.candidate + " reports p50 " + quote(trim(row.p50_ms)) + " / vs naive " +
-                quote(trim(row.vs_naive)) + " with no receipt",
+        add(Rule::NumbersWithoutReceipt,
+            row.candidate + " reports p50 " + quote(row.p50_ms) + " / vs naive " +
+                quote(row.vs_naive) + " with no receipt",
             line);
-      if (!policy_.enabled("ledger_vs_commits") || empty_cell(row.sha)) continue;
+      if (!policy_.enabled(Rule::LedgerVsCommits) || empty_cell(row.sha)) continue;
+      const std::string cites = row.candidate + " cites commit " + quote(row.sha);
       if (repo) {
-        RepoCommit c = repo->lookup(trim(row.sha));
+        RepoCommit c = repo->lookup(row.sha);
+        contract::CommitSubject s;
         if (!c.found)
-          add("ledger_vs_commits",
-              row.candidate + " cites commit " + quote(trim(row.sha)) +
-                  ", which is not in the repository",
-              line);
+          add(Rule::LedgerVsCommits, cites + ", which is not in the repository", line);
         else if (!c.on_branch)
-          add("ledger_vs_commits",
-              row.candidate + " cites commit " + quote(trim(row.sha)) +
-                  ", which is not on the candidate branch",
-              line);
-        else {
-          contract::CommitSubject s;
-          if (!contract::parse_commit_subject(c.subject, &s) || s.candidate != row.candidate)
-            add("ledger_vs_commits",
-                row.candidate + " cites commit " + quote(trim(row.sha)) + " whose subject is " +
-                    quote(c.subject),
-                line);
-        }
+          add(Rule::LedgerVsCommits, cites + ", which is not on the candidate branch", line);
+        else if (!contract::parse_commit_subject(c.subject, &s) || s.candidate != row.candidate)
+          add(Rule::LedgerVsCommits, cites + " whose subject is " + quote(c.subject), line);
       } else if (!commit_candidates_.count(row.candidate) && !commit_candidates_.empty()) {
-        add("ledger_vs_commits",
-            row.candidate + " has a ledger row with commit " + quote(trim(row.sha)) +
+        add(Rule::LedgerVsCommits,
+            row.candidate + " has a ledger row with commit " + quote(row.sha) +
                 " but no such candidate commit in the transcript",
             line);
       }
     }
-    if (policy_.enabled("ledger_vs_commits"))
+    if (policy_.enabled(Rule::LedgerVsCommits))
       for (const auto& [cand, at] : commit_candidates_)
         if (!rows.count(cand))
-          add("ledger_vs_commits", "commit for " + cand + " has no ledger row", at);
+          add(Rule::LedgerVsCommits, "commit for " + cand + " has no ledger row", at);
     plan_rule(rows, line);
   }
 
   void plan_rule(const std::set<std::string>& rows, uint64_t line) {
     if (ctx_.plan.empty()) {
-      note_unchecked("plan_coverage", "no candidate plan");
+      note_unchecked(Rule::PlanCoverage, "no candidate plan");
       return;
     }
-    if (!policy_.enabled("plan_coverage")) return;
+    if (!policy_.enabled(Rule::PlanCoverage)) return;
     std::set<std::string> abandoned;
     nlohmann::json fin =
         nlohmann::json::parse(finish_payload_.empty() ? "{}" : finish_payload_, nullptr, false);
@@ -477,32 +401,32 @@ class FileAudit {
       }
     for (const auto& item : ctx_.plan)
       if (!rows.count(item) && !abandoned.count(item))
-        add("plan_coverage", "plan item " + item + " was neither run nor abandoned with a reason",
-            line);
+        add(Rule::PlanCoverage,
+            "plan item " + item + " was neither run nor abandoned with a reason", line);
   }
 
   void stub_rule() {
     if (ctx_.stub_committed.empty()) {
-      note_unchecked("stub_order", "no stub commit time");
+      note_unchecked(Rule::StubOrder, "no stub commit time");
       return;
     }
     auto stub = parse_rfc3339(ctx_.stub_committed);
     if (!stub) {
-      note_unchecked("stub_order",
+      note_unchecked(Rule::StubOrder,
                      "stub commit time " + quote(ctx_.stub_committed) + " is not an RFC 3339 time");
       return;
     }
-    if (!policy_.enabled("stub_order")) return;
+    if (!policy_.enabled(Rule::StubOrder)) return;
     if (first_commit_ && first_commit_->first <= *stub) {
-      add("stub_order",
+      add(Rule::StubOrder,
           "the first candidate commit is not later than the stub commit (" + ctx_.stub_committed +
               ")",
           first_commit_->second);
     } else if (untimed_commit_line_) {
       // It may have been the first: the order cannot be shown to hold.
-      note_unchecked("stub_order", "the candidate commit at line " +
-                                       std::to_string(untimed_commit_line_) +
-                                       " has no RFC 3339 time");
+      note_unchecked(Rule::StubOrder, "the candidate commit at line " +
+                                          std::to_string(untimed_commit_line_) +
+                                          " has no RFC 3339 time");
     }
   }
 
@@ -510,7 +434,7 @@ class FileAudit {
   AuditContext ctx_;
   const AuditPolicy& policy_;
   AuditReport& report_;
-  std::map<std::string, size_t> per_rule_;
+  std::array<size_t, kRuleCount> per_rule_{};          // findings so far, by rule
   std::set<std::string> written_outside_;              // distinct paths, reported once each
   std::map<std::string, uint64_t> commit_candidates_;  // candN -> line of its first commit
   std::optional<std::pair<double, uint64_t>> first_commit_;
@@ -571,8 +495,8 @@ std::vector<fs::path> expand(const fs::path& input) {
 }
 
 bool wants_events(const AuditPolicy& policy) {
-  for (const auto& [id, rule] : policy.rules)
-    if (rule.enabled && id != "chain_integrity" && id != "transcript_torn") return true;
+  for (const auto& r : audit_rules())
+    if (r.reads_events && policy.enabled(r.rule)) return true;
   return false;
 }
 
@@ -598,7 +522,7 @@ AuditReport run_audit(const std::vector<fs::path>& inputs, const AuditContext& f
                       const AuditPolicy& policy) {
   AuditReport report;
   ImportOptions options;
-  options.check_chain = policy.enabled("chain_integrity");
+  options.check_chain = policy.enabled(Rule::ChainIntegrity);
   options.want_events = wants_events(policy);
   for (const auto& input : inputs) {
     std::vector<fs::path> files = expand(input);

@@ -16,20 +16,20 @@
 
 namespace kd::audit {
 
+// The corrective action and the section to re-read are the rule's (audit_rule(rule)).
 struct Finding {
-  std::string rule;
+  Rule rule = Rule::ChainIntegrity;
   Severity severity = Severity::Drift;
   std::string defect;    // what is wrong, with the evidence quoted
   std::string evidence;  // file:line (or the file) where it shows
-  std::string correct;   // the corrective action
-  std::string reread;    // the rule's source section
 };
 
 struct AuditReport {
   std::vector<Finding> findings;
   std::vector<FileStats> files;
-  std::map<std::string, std::string> not_checked;   // rule -> the missing context
-  std::map<std::string, std::uint64_t> suppressed;  // rule -> findings past the per-file cap
+  // Keyed by rule id, so reports list them in the order they always have.
+  std::map<std::string, std::string> not_checked;   // rule id -> the missing context
+  std::map<std::string, std::uint64_t> suppressed;  // rule id -> findings past the per-file cap
   std::map<std::string, std::uint64_t> events;      // event kind -> count
 };
 

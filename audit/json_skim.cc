@@ -69,6 +69,8 @@ bool skim_object(std::string_view s, SkimField* fields, size_t count) {
     size_t key_end = skip_string(s, i);
     if (key_end == std::string_view::npos) return false;
     std::string_view key = s.substr(i + 1, key_end - i - 2);
+    // An escaped key may spell a wanted one ("\u0074ype"); only a full parse can tell.
+    if (key.find('\\') != std::string_view::npos) return false;
     i = key_end;
     while (i < s.size() && ws(s[i]))
       ++i;
@@ -78,9 +80,10 @@ bool skim_object(std::string_view s, SkimField* fields, size_t count) {
       ++i;
     size_t end = skip_value(s, i);
     if (end == std::string_view::npos) return false;
-    if (s[i] == '"')
-      for (size_t f = 0; f < count; ++f)
-        if (fields[f].key == key) fields[f].value = s.substr(i + 1, end - i - 2);
+    // A repeated key holds its last value, as in a full parse: a later non-string clears it.
+    for (size_t f = 0; f < count; ++f)
+      if (fields[f].key == key)
+        fields[f].value = s[i] == '"' ? std::optional(s.substr(i + 1, end - i - 2)) : std::nullopt;
     i = end;
     while (i < s.size() && ws(s[i]))
       ++i;

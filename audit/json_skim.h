@@ -12,9 +12,10 @@ struct SkimField {
   std::optional<std::string_view> value;  // the raw string body between the quotes (escapes kept)
 };
 
-// Walks the top level of `line`, filling each field whose key appears with a string value.
-// Returns false when the line is not a well-formed object at the top level (the caller then parses
-// it fully and reports it). String bodies are scanned, never decoded.
+// Walks the top level of `line`, filling each field whose key appears with a string value; where
+// a key repeats, its last value counts, as in a full parse. Returns false when the line is not a
+// well-formed object at the top level, or has a key with an escape in it (the caller then parses
+// it fully). String bodies are scanned, never decoded.
 bool skim_object(std::string_view line, SkimField* fields, size_t count);
 
 template <size_t N>

@@ -47,10 +47,11 @@ std::string summary_line(const AuditReport& r) {
 std::string render_text(const AuditReport& r) {
   std::string out;
   for (const auto& f : r.findings) {
-    out += "FINDING [" + std::string(severity_name(f.severity)) + "] " + f.rule + ": " + f.defect +
-           " (" + f.evidence + ")\n";
-    out += "CORRECT: " + f.correct + "\n";
-    out += "RE-READ: " + f.reread + "\n";
+    const AuditRule& rule = audit_rule(f.rule);
+    out += "FINDING [" + std::string(severity_name(f.severity)) + "] " + std::string(rule.id) +
+           ": " + f.defect + " (" + f.evidence + ")\n";
+    out += "CORRECT: " + std::string(rule.correct) + "\n";
+    out += "RE-READ: " + std::string(rule.reread) + "\n";
   }
   return out + summary_line(r) + "\n";
 }
@@ -58,13 +59,15 @@ std::string render_text(const AuditReport& r) {
 std::string render_json(const AuditReport& r) {
   nlohmann::json doc;
   doc["findings"] = nlohmann::json::array();
-  for (const auto& f : r.findings)
-    doc["findings"].push_back({{"rule", f.rule},
+  for (const auto& f : r.findings) {
+    const AuditRule& rule = audit_rule(f.rule);
+    doc["findings"].push_back({{"rule", std::string(rule.id)},
                                {"severity", severity_name(f.severity)},
                                {"defect", f.defect},
                                {"evidence", f.evidence},
-                               {"correct", f.correct},
-                               {"reread", f.reread}});
+                               {"correct", std::string(rule.correct)},
+                               {"reread", std::string(rule.reread)}});
+  }
   doc["files"] = nlohmann::json::array();
   for (const auto& f : r.files) {
     nlohmann::json file = {{"path", f.path},       {"format", format_name(f.format)},

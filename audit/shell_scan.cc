@@ -319,6 +319,8 @@ std::string resolve_path(std::string_view cwd, std::string_view path) {
   std::filesystem::path p(path);
   if (p.is_relative() && !cwd.empty()) p = std::filesystem::path(cwd) / p;
   std::string out = p.lexically_normal().string();
+  // libstdc++ leaves a path of three or more slashes as it is; it is the root.
+  if (!out.empty() && out.find_first_not_of('/') == std::string::npos) return "/";
   if (out.size() > 1 && out.back() == '/') out.pop_back();
   return out;
 }

@@ -3,15 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/text.h"
+
 namespace kd::audit {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -88,11 +83,7 @@ std::string front_matter_value(std::string_view page, std::string_view key) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line == "---") break;
     if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
-      std::string_view v = line.substr(key.size() + 1);
-      while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-        v.remove_prefix(1);
-      while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
-        v.remove_suffix(1);
+      std::string_view v = trim_blanks(line.substr(key.size() + 1));
       if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
         v = v.substr(1, v.size() - 2);
       return std::string(v);

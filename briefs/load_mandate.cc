@@ -5,48 +5,24 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/glob.h"
+#include "common/json_read.h"
 #include "common/policy_path.h"
 
 namespace kd::briefs {
 namespace {
 
-using nlohmann::json;
+// Policy paths are wiki-relative and never climb out of the wiki.
+void check_relative(const JsonObjectReader& r, const std::string& key, const std::string& path) {
+  if (path[0] == '/' || path.find("..") != std::string::npos)
+    r.field_error(key, "must be a wiki-relative path without '..' (got " + quote(path) + ")");
+}
 
-struct Reader {
-  std::string file;
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw Error(file + ": " + field + " " + what);
-  }
-  const json& object(const json& parent, const std::string& key, const std::string& where) const {
-    auto it = parent.find(key);
-    if (it == parent.end() || !it->is_object()) fail(where + key, "must be an object");
-    return *it;
-  }
-  std::string string(const json& parent, const std::string& key, const std::string& where) const {
-    auto it = parent.find(key);
-    if (it == parent.end() || !it->is_string() || it->get<std::string>().empty())
-      fail(where + key, "must be a non-empty string");
-    return it->get<std::string>();
-  }
-  std::vector<std::string> strings(const json& parent, const std::string& key,
-                                   const std::string& where, bool allow_empty) const {
-    auto it = parent.find(key);
-    if (it == parent.end() || !it->is_array()) fail(where + key, "must be an array of strings");
-    std::vector<std::string> out;
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& v = (*it)[i];
-      if (!v.is_string() || v.get<std::string>().empty())
-        fail(where + key + "[" + std::to_string(i) + "]", "must be a non-empty string");
-      out.push_back(v.get<std::string>());
-    }
-    if (out.empty() && !allow_empty) fail(where + key, "must not be empty");
-    return out;
-  }
-  void relative(const std::string& field, const std::string& path) const {
-    if (path[0] == '/' || path.find("..") != std::string::npos)
-      fail(field, "must be a wiki-relative path without '..' (got " + quote(path) + ")");
-  }
-};
+// An array of non-empty strings that must hold at least one.
+std::vector<std::string> some_strings(const JsonObjectReader& r, const std::string& key) {
+  std::vector<std::string> out = r.strings(key);
+  if (out.empty()) r.field_error(key, "must not be empty");
+  return out;
+}
 
 std::string substitute(std::string pattern, std::string_view key, const std::string& value) {
   std::string token = "{" + std::string(key) + "}";
@@ -85,54 +61,64 @@ std::optional<std::string> LoadMandate::forbidden(const std::string& path) const
 }
 
 LoadMandate parse_load_mandate(const std::string& json_text, const std::filesystem::path& source) {
-  Reader r{source.filename().string()};
-  json doc;
+  const std::string file = source.filename().string();
+  nlohmann::json doc;
   try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw Error(r.file + ": not valid JSON: " + e.what());
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(file + ": not valid JSON: " + e.what());
   }
-  if (!doc.is_object()) r.fail("top level", "must be an object");
+  // Messages name a field by its path ("index.sections[2] must be a non-empty string").
+  const JsonObjectReader r(doc, file, FieldNames::Path);
+  r.allow_only({"comment", "derived_from", "index", "mechanics", "rules", "class_page",
+                "distillations", "never", "verifier"});
   LoadMandate m;
   m.source = source;
-  const json& index = r.object(doc, "index", "");
-  m.index_path = r.string(index, "path", "index.");
-  m.index_sections = r.strings(index, "sections", "index.", false);
-  m.routing_table = r.string(index, "routing_table", "index.");
-  const json& mech = r.object(doc, "mechanics", "");
-  m.mechanics_path = r.string(mech, "path", "mechanics.");
-  m.mechanics_through = r.string(mech, "through", "mechanics.");
-  m.rules_path = r.string(r.object(doc, "rules", ""), "path", "rules.");
-  const json& cls = r.object(doc, "class_page", "");
-  m.class_page_pattern = r.string(cls, "path", "class_page.");
+  const JsonObjectReader index = r.object("index");
+  index.allow_only({"path", "sections", "routing_table"});
+  m.index_path = index.string("path");
+  m.index_sections = some_strings(index, "sections");
+  m.routing_table = index.string("routing_table");
+  const JsonObjectReader mech = r.object("mechanics");
+  mech.allow_only({"path", "through"});
+  m.mechanics_path = mech.string("path");
+  m.mechanics_through = mech.string("through");
+  const JsonObjectReader rules = r.object("rules");
+  rules.allow_only({"path"});
+  m.rules_path = rules.string("path");
+  const JsonObjectReader cls = r.object("class_page");
+  cls.allow_only({"path", "warn_without"});
+  m.class_page_pattern = cls.string("path");
   if (m.class_page_pattern.find("{category}") == std::string::npos)
-    r.fail("class_page.path", "must contain {category}");
-  if (cls.contains("warn_without"))
-    m.class_page_warn_without = r.strings(cls, "warn_without", "class_page.", true);
-  const json& dist = r.object(doc, "distillations", "");
-  m.distillation_pattern = r.string(dist, "path", "distillations.");
+    cls.field_error("path", "must contain {category}");
+  m.class_page_warn_without = cls.strings("warn_without", true);
+  const JsonObjectReader dist = r.object("distillations");
+  dist.allow_only({"path", "always", "by_category"});
+  m.distillation_pattern = dist.string("path");
   if (m.distillation_pattern.find("{doc}") == std::string::npos)
-    r.fail("distillations.path", "must contain {doc}");
-  m.distillations_always = r.strings(dist, "always", "distillations.", true);
-  const json& by = r.object(dist, "by_category", "distillations.");
-  if (by.empty()) r.fail("distillations.by_category", "must name at least one category");
-  for (const auto& [cat, docs] : by.items()) {
+    dist.field_error("path", "must contain {doc}");
+  m.distillations_always = dist.strings("always");
+  const JsonObjectReader by = dist.object("by_category");
+  if (by.raw().empty()) dist.field_error("by_category", "must name at least one category");
+  for (const auto& member : by.raw().items()) {
+    const std::string& cat = member.key();
     if (cat.empty() ||
         cat.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
-      r.fail("distillations.by_category", "key " + quote(cat) + " is not a category slug");
-    m.distillations_by_category[cat] = r.strings(by, cat, "distillations.by_category.", true);
+      dist.field_error("by_category", "key " + quote(cat) + " is not a category slug");
+    m.distillations_by_category[cat] = by.strings(cat);
   }
-  m.never = r.strings(doc, "never", "", false);
-  const json& ver = r.object(doc, "verifier", "");
-  m.verifier_path = r.string(ver, "path", "verifier.");
-  m.verifier_sections = r.strings(ver, "sections", "verifier.", false);
+  m.never = some_strings(r, "never");
+  const JsonObjectReader ver = r.object("verifier");
+  ver.allow_only({"path", "sections"});
+  m.verifier_path = ver.string("path");
+  m.verifier_sections = some_strings(ver, "sections");
 
-  r.relative("index.path", m.index_path);
-  r.relative("mechanics.path", m.mechanics_path);
-  r.relative("rules.path", m.rules_path);
-  r.relative("class_page.path", m.class_page_pattern);
-  r.relative("distillations.path", m.distillation_pattern);
-  r.relative("verifier.path", m.verifier_path);
+  check_relative(index, "path", m.index_path);
+  check_relative(mech, "path", m.mechanics_path);
+  check_relative(rules, "path", m.rules_path);
+  check_relative(cls, "path", m.class_page_pattern);
+  check_relative(dist, "path", m.distillation_pattern);
+  check_relative(ver, "path", m.verifier_path);
   // Fail closed: a mandate that would paste a page it also forbids is a broken policy.
   std::vector<std::pair<std::string, std::string>> pasted = {{"index.path", m.index_path},
                                                              {"mechanics.path", m.mechanics_path},
@@ -144,7 +130,8 @@ LoadMandate parse_load_mandate(const std::string& json_text, const std::filesyst
   }
   for (const auto& [field, path] : pasted)
     if (auto g = m.forbidden(path))
-      r.fail(field, "would paste " + quote(path) + ", which never[] forbids (" + quote(*g) + ")");
+      r.field_error(field,
+                    "would paste " + quote(path) + ", which never[] forbids (" + quote(*g) + ")");
   return m;
 }
 

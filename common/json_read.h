@@ -1,6 +1,9 @@
 // Strict reading of JSON policy and record files: every error names the file and the field
 // ("chips.json: chips[1] (id \"3\"): \"lock\" must be an absolute path"), unknown fields are
-// refused, and nothing is defaulted that the caller did not ask to default.
+// refused, and nothing is defaulted that the caller did not ask to default. Two ways of naming a
+// field, so a format keeps the messages its users know: quoted under the object's place
+// (`audit.json: rules: x: "enabled" must be true or false`), or as its path from the document's
+// top (`audit.json: rules.x.enabled must be true or false`).
 #pragma once
 
 #include <cstdint>
@@ -18,12 +21,24 @@ namespace kd {
 // Parses a whole document; throws kd::Error "<where>: not JSON: <parser message>".
 nlohmann::json parse_json_document(std::string_view text, const std::string& where);
 
+// How messages name a field.
+enum class FieldNames {
+  // `<where>: "key" must be ...`; a nested object extends where (`<where>: key: ...`); an absent
+  // field is `<where>: missing field "key"`.
+  Quoted,
+  // `<where>: a.b[2].key must be ...`, the path from the document's top (itself "top level");
+  // a message about a nested object is `<where>: a.b: ...`; an absent field is reported as what
+  // it must be, as a wrong one is.
+  Path,
+};
+
 // Field access on one JSON object. `where` prefixes every message ("providers.json",
 // "chips.json: chips[0]").
 class JsonObjectReader {
  public:
   // Throws unless `obj` is an object.
-  JsonObjectReader(const nlohmann::json& obj, std::string where);
+  JsonObjectReader(const nlohmann::json& obj, std::string where,
+                   FieldNames names = FieldNames::Quoted);
 
   // Refuses any key not in `keys`.
   void allow_only(std::initializer_list<std::string_view> keys) const;
@@ -35,9 +50,12 @@ class JsonObjectReader {
 
   std::string string(const std::string& key) const;  // non-empty
   std::string string_or(const std::string& key, const std::string& fallback) const;
+  bool boolean(const std::string& key) const;
   bool boolean_or(const std::string& key, bool fallback) const;
   // An integer in [0, max].
   std::uint64_t count(const std::string& key, std::uint64_t max) const;
+  // An integer in [min, max].
+  std::uint64_t count_in(const std::string& key, std::uint64_t min, std::uint64_t max) const;
   std::uint64_t count_or(const std::string& key, std::uint64_t max, std::uint64_t fallback) const;
   // A finite number in [min, max].
   double number(const std::string& key, double min, double max) const;
@@ -61,8 +79,16 @@ class JsonObjectReader {
   const nlohmann::json& raw() const { return obj_; }
 
  private:
+  JsonObjectReader(const nlohmann::json& obj, std::string where, std::string path,
+                   FieldNames names);
+  // The member `key`; when absent, an error saying it is missing or (Path) what it `must` be.
+  const nlohmann::json& member(const std::string& key, const std::string& must) const;
+  std::string path_of(const std::string& key) const;
+
   const nlohmann::json& obj_;
   std::string where_;
+  std::string path_;  // Path: this object's path from the top ("" there)
+  FieldNames names_;
 };
 
 }  // namespace kd

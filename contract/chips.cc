@@ -1,10 +1,10 @@
 #include "contract/chips.h"
 
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/json_read.h"
 #include "common/policy_path.h"
 
 namespace kd::contract {
@@ -31,58 +31,34 @@ std::vector<std::string> ChipInventory::ids() const {
 ChipInventory parse_chip_inventory(const std::string& json_text,
                                    const std::filesystem::path& source) {
   const std::string file = source.filename().string();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file + ": not JSON: " + e.what());
-  }
-  if (!doc.is_object() || !doc.contains("chips") || !doc["chips"].is_array()) {
+  const nlohmann::json doc = parse_json_document(json_text, file);
+  if (!doc.is_object() || !doc.contains("chips") || !doc["chips"].is_array())
     throw Error(file + ": expected an object with a \"chips\" array");
-  }
+  JsonObjectReader top(doc, file);
+  top.allow_only({"chips"});
   ChipInventory inv;
   inv.source = source;
   std::set<std::string> seen_ids, seen_locks;
-  const auto& arr = doc["chips"];
-  for (size_t i = 0; i < arr.size(); ++i) {
-    const auto& j = arr[i];
-    std::string where = file + ": chips[" + std::to_string(i) + "]";
-    if (!j.is_object()) throw Error(where + " must be an object");
-    for (const auto& [key, _] : j.items()) {
-      if (key != "id" && key != "kind" && key != "lock" && key != "env" && key != "devices") {
-        throw Error(where + ": unknown field \"" + key + "\"");
-      }
-    }
+  for (const JsonObjectReader& j : top.objects("chips")) {
+    j.allow_only({"id", "kind", "lock", "env", "devices"});
+    if (!j.has("id")) j.field_error("id", "must be a non-empty string");
     Chip c;
-    if (!j.contains("id") || !j["id"].is_string() || j["id"].get<std::string>().empty()) {
-      throw Error(where + ": \"id\" must be a non-empty string");
-    }
-    c.id = j["id"];
-    where += " (id \"" + c.id + "\")";
-    if (!seen_ids.insert(c.id).second) throw Error(where + ": duplicate id");
-    c.kind = j.value("kind", "tpu");
-    if (!kKinds.count(c.kind))
-      throw Error(where + ": kind \"" + c.kind + "\" is not tpu, gpu or cpu");
-    c.lock = j.contains("lock") ? j["lock"].get<std::string>() : "/tmp/tpu-chip-" + c.id + ".lock";
-    if (!c.lock.is_absolute()) throw Error(where + ": lock must be an absolute path");
+    c.id = j.string("id");
+    // From here on, messages name the chip by its id as well as its place.
+    const JsonObjectReader chip(j.raw(), j.where() + " (id " + quote(c.id) + ")");
+    if (!seen_ids.insert(c.id).second) chip.error("duplicate id");
+    c.kind = chip.string_or("kind", "tpu");
+    if (!kKinds.count(c.kind)) chip.error("kind " + quote(c.kind) + " is not tpu, gpu or cpu");
+    c.lock = chip.has("lock") ? chip.absolute_path("lock")
+                              : std::filesystem::path("/tmp/tpu-chip-" + c.id + ".lock");
     if (!seen_locks.insert(c.lock.string()).second)
-      throw Error(where + ": lock file shared with another chip");
-    if (j.contains("env")) {
-      if (!j["env"].is_object()) throw Error(where + ": env must be an object of strings");
-      for (const auto& [k, v] : j["env"].items()) {
-        if (!v.is_string()) throw Error(where + ": env." + k + " must be a string");
-        c.env[k] = v.get<std::string>();
-      }
-    }
-    if (j.contains("devices")) {
-      if (!j["devices"].is_array()) throw Error(where + ": devices must be an array of paths");
-      for (size_t d = 0; d < j["devices"].size(); ++d) {
-        const auto& dev = j["devices"][d];
-        if (!dev.is_string() || !std::filesystem::path(dev.get<std::string>()).is_absolute()) {
-          throw Error(where + ": devices[" + std::to_string(d) + "] must be an absolute path");
-        }
-        c.devices.emplace_back(dev.get<std::string>());
-      }
+      chip.error("lock file shared with another chip");
+    c.env = chip.string_map("env");
+    const std::vector<std::string> devices = chip.strings("devices", true);
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (!std::filesystem::path(devices[d]).is_absolute())
+        chip.error("devices[" + std::to_string(d) + "] must be an absolute path");
+      c.devices.emplace_back(devices[d]);
     }
     inv.chips.push_back(std::move(c));
   }

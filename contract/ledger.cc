@@ -1,8 +1,9 @@
 #include "contract/ledger.h"
 
 #include <algorithm>
-#include <cctype>
 #include <regex>
+
+#include "common/text.h"
 
 namespace kd::contract {
 namespace {
@@ -11,23 +12,9 @@ std::string_view first_line(std::string_view s) {
   return s.substr(0, s.find('\n'));
 }
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-    ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-    --e;
-  return std::string(s.substr(b, e - b));
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 // Splits a markdown table row "| a | b |" into trimmed cells; escaped pipes stay in the cell.
 std::vector<std::string> cells(std::string_view row) {
-  std::string r = trim(row);
+  std::string r(trim(row));
   if (!r.empty() && r.front() == '|') r.erase(0, 1);
   if (!r.empty() && r.back() == '|' && (r.size() < 2 || r[r.size() - 2] != '\\')) r.pop_back();
   std::vector<std::string> out;
@@ -37,13 +24,13 @@ std::vector<std::string> cells(std::string_view row) {
       cur += '|';
       ++i;
     } else if (r[i] == '|') {
-      out.push_back(trim(cur));
+      out.emplace_back(trim(cur));
       cur.clear();
     } else {
       cur += r[i];
     }
   }
-  out.push_back(trim(cur));
+  out.emplace_back(trim(cur));
   return out;
 }
 
@@ -90,7 +77,7 @@ bool has_exp_footer(std::string_view message) {
     size_t end = body.find('\n', pos);
     std::string_view line =
         body.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    if (line.rfind("exp:", 0) == 0 && trim(line.substr(4)).size() > 0) return true;
+    if (starts_with(line, "exp:") && !trim(line.substr(4)).empty()) return true;
     if (end == std::string_view::npos) break;
     pos = end + 1;
   }
@@ -114,15 +101,15 @@ Ledger parse_ledger(std::string_view text) {
     ++i;
   static const std::regex loaded_re(R"(^loaded:\s*\[(.*)\]\s*$)");
   std::smatch m;
-  std::string first = i < lines.size() ? trim(lines[i]) : "";
+  std::string first(i < lines.size() ? trim(lines[i]) : "");
   if (std::regex_match(first, m, loaded_re)) {
     ledger.has_loaded_line = true;
     std::string items = m[1].str();
     size_t start = 0;
     while (start <= items.size()) {
       size_t comma = items.find(',', start);
-      std::string item =
-          trim(items.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string item(trim(std::string_view(items).substr(
+          start, comma == std::string::npos ? comma : comma - start)));
       if (!item.empty()) ledger.loaded.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -137,7 +124,7 @@ Ledger parse_ledger(std::string_view text) {
   // The table: header row, separator row, data rows.
   while (i < lines.size() && trim(lines[i]).empty())
     ++i;
-  if (i >= lines.size() || trim(lines[i]).rfind('|', 0) != 0) {
+  if (i >= lines.size() || !starts_with(trim(lines[i]), "|")) {
     ledger.problems.push_back("no ledger table after the loaded: line");
     return ledger;
   }
@@ -158,7 +145,7 @@ Ledger parse_ledger(std::string_view text) {
   if (i < lines.size() && is_separator(cells(lines[i]))) ++i;
   static const std::regex cand_re(R"(^cand[0-9]+$)");
   for (; i < lines.size(); ++i) {
-    std::string t = trim(lines[i]);
+    std::string t(trim(lines[i]));
     if (t.empty()) break;
     if (t.front() != '|') break;
     std::vector<std::string> c = cells(t);

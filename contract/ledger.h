@@ -24,6 +24,8 @@ bool has_exp_footer(std::string_view message);
 // The fixed ledger columns, in order.
 extern const std::vector<std::string> kLedgerColumns;
 
+// One table row; every cell is trimmed of surrounding whitespace once, here, and escaped pipes
+// (\|) are unescaped.
 struct LedgerRow {
   std::string candidate;  // candN
   std::string klass;

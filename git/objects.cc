@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 // The one-shot SHA-1 context needs no provider lookup, which EVP would do at first use.
 #define OPENSSL_SUPPRESS_DEPRECATED
@@ -14,12 +13,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/text.h"
+#include "git/object_format.h"
 
 namespace fs = std::filesystem;
 
@@ -53,26 +54,6 @@ std::array<unsigned char, 20> raw_of(const std::string& hex) {
   return raw;
 }
 
-const char* type_name(ObjectType t) {
-  switch (t) {
-    case ObjectType::commit:
-      return "commit";
-    case ObjectType::tree:
-      return "tree";
-    case ObjectType::blob:
-      return "blob";
-    case ObjectType::tag:
-      return "tag";
-  }
-  return "?";
-}
-
-std::optional<ObjectType> type_of(std::string_view name) {
-  for (ObjectType t : {ObjectType::commit, ObjectType::tree, ObjectType::blob, ObjectType::tag})
-    if (name == type_name(t)) return t;
-  return std::nullopt;
-}
-
 std::string object_id(ObjectType type, const std::string& data) {
   std::string header = std::string(type_name(type)) + " " + std::to_string(data.size());
   SHA_CTX ctx;
@@ -82,57 +63,6 @@ std::string object_id(ObjectType type, const std::string& data) {
   unsigned char raw[20];
   SHA1_Final(raw, &ctx);
   return hex_of(raw);
-}
-
-// A zlib stream over `in_size` bytes at `in`, inflated piece by piece; errors name `what`.
-class Inflater {
- public:
-  Inflater(const unsigned char* in, size_t in_size, std::string what) : what_(std::move(what)) {
-    if (inflateInit(&z_) != Z_OK) throw Error("inflateInit(" + what_ + "): out of memory");
-    z_.next_in = const_cast<unsigned char*>(in);
-    z_.avail_in = static_cast<uInt>(std::min<size_t>(in_size, UINT32_MAX));
-  }
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  ~Inflater() { inflateEnd(&z_); }
-
-  // Fills up to `n` bytes at `out`; returns how many, fewer only where the stream ends.
-  size_t read(char* out, size_t n) {
-    z_.next_out = reinterpret_cast<unsigned char*>(out);
-    z_.avail_out = static_cast<uInt>(n);
-    while (z_.avail_out > 0 && !ended_) {
-      int rc = inflate(&z_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) {
-        ended_ = true;
-      } else if ((rc == Z_OK || rc == Z_BUF_ERROR) && z_.avail_in == 0) {
-        throw Error("inflate(" + what_ + "): truncated data");
-      } else if (rc != Z_OK) {
-        throw Error("inflate(" + what_ + "): " + (z_.msg ? z_.msg : "corrupt data"));
-      }
-    }
-    return n - z_.avail_out;
-  }
-
-  // Exactly `n` more bytes, after which the stream must end.
-  void read_to_end(char* out, size_t n) {
-    size_t got = read(out, n);
-    char probe;
-    if (got != n || read(&probe, 1) != 0 || !ended_)
-      throw Error("inflate(" + what_ + "): the data does not have the declared " +
-                  std::to_string(n) + " bytes");
-  }
-
- private:
-  z_stream z_{};
-  std::string what_;
-  bool ended_ = false;
-};
-
-std::string inflate_exact(const unsigned char* in, size_t in_size, size_t size,
-                          const std::string& what) {
-  std::string out(size, '\0');
-  Inflater(in, in_size, what).read_to_end(out.data(), size);
-  return out;
 }
 
 // The file's bytes, or nullopt when it does not exist; throws naming the path otherwise.
@@ -275,56 +205,6 @@ struct Pack {
   }
 };
 
-// Applies a git delta to `base`; throws naming `what` when the delta does not fit.
-std::string apply_delta(const std::string& base, const std::string& delta,
-                        const std::string& what) {
-  size_t pos = 0;
-  auto varint = [&]() {
-    uint64_t v = 0;
-    for (int shift = 0; pos < delta.size() && shift < 64; shift += 7) {
-      auto c = static_cast<unsigned char>(delta[pos++]);
-      v |= uint64_t(c & 0x7f) << shift;
-      if (!(c & 0x80)) return v;
-    }
-    throw Error(what + ": truncated delta header");
-  };
-  uint64_t base_size = varint(), result_size = varint();
-  if (base_size != base.size())
-    throw Error(what + ": delta expects a " + std::to_string(base_size) + "-byte base, got " +
-                std::to_string(base.size()));
-  std::string out;
-  out.reserve(result_size);
-  while (pos < delta.size()) {
-    auto op = static_cast<unsigned char>(delta[pos++]);
-    if (op & 0x80) {
-      uint64_t off = 0, len = 0;
-      for (int i = 0; i < 4; ++i)
-        if (op & (1 << i)) {
-          if (pos >= delta.size()) throw Error(what + ": truncated delta copy");
-          off |= uint64_t(static_cast<unsigned char>(delta[pos++])) << (8 * i);
-        }
-      for (int i = 0; i < 3; ++i)
-        if (op & (0x10 << i)) {
-          if (pos >= delta.size()) throw Error(what + ": truncated delta copy");
-          len |= uint64_t(static_cast<unsigned char>(delta[pos++])) << (8 * i);
-        }
-      if (len == 0) len = 0x10000;
-      if (off + len > base.size()) throw Error(what + ": delta copies past its base");
-      out.append(base, off, len);
-    } else if (op != 0) {
-      if (pos + op > delta.size()) throw Error(what + ": truncated delta insert");
-      out.append(delta, pos, op);
-      pos += op;
-    } else {
-      throw Error(what + ": delta opcode 0");
-    }
-  }
-  if (out.size() != result_size)
-    throw Error(what + ": delta produced " + std::to_string(out.size()) + " bytes, expected " +
-                std::to_string(result_size));
-  return out;
-}
-
 // The repository layout: where HEAD lives, where shared refs and objects live.
 struct Layout {
   fs::path gitdir, commondir;
@@ -420,14 +300,17 @@ bool valid_ref_name(const std::string& name) {
 
 namespace {
 
-// Reads the tree entry starting at `pos` into `e` (without its id) and returns the position of
-// its 20-byte raw id; throws naming `what` on malformed bytes.
+// Reads the tree entry starting at `pos` into `mode` and `name` and returns the position of its
+// 20-byte raw id; throws naming `what` on malformed bytes. Only git's canonical form is read:
+// octal modes without zero padding, names that are one path component.
 size_t tree_entry_at(const std::string& data, size_t pos, const std::string& what, unsigned& mode,
                      std::string_view& name) {
   size_t space = data.find(' ', pos);
   size_t nul = space == std::string::npos ? space : data.find('\0', space);
   if (nul == std::string::npos || nul + 21 > data.size() || space == pos || nul == space + 1)
     throw Error(what + ": malformed tree entry at byte " + std::to_string(pos));
+  if (space - pos > 6 || data[pos] == '0')
+    throw Error(what + ": malformed mode at byte " + std::to_string(pos));
   mode = 0;
   for (size_t i = pos; i < space; ++i) {
     if (data[i] < '0' || data[i] > '7')
@@ -438,6 +321,9 @@ size_t tree_entry_at(const std::string& data, size_t pos, const std::string& wha
   unsigned kind = mode & 0170000;
   if (kind != 0040000 && kind != 0100000 && kind != 0120000 && kind != 0160000)
     throw Error(what + ": entry " + quote(name) + " has an unknown mode");
+  // A name that is not one component would let a path lookup or a listing step out of the tree.
+  if (name == "." || name == ".." || name.find('/') != std::string_view::npos)
+    throw Error(what + ": entry name " + quote(name) + " is not a single path component");
   return nul + 1;
 }
 
@@ -467,6 +353,21 @@ std::optional<TreeEntry> find_tree_entry(const std::string& data, std::string_vi
                        hex_of(reinterpret_cast<const unsigned char*>(data.data() + pos))};
   }
   return std::nullopt;
+}
+
+std::string tree_bytes(const std::vector<TreeEntry>& entries) {
+  std::string out;
+  for (const auto& e : entries) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%o", e.mode);
+    out += mode;
+    out += ' ';
+    out += e.name;
+    out += '\0';
+    const auto raw = raw_of(e.id);
+    out.append(reinterpret_cast<const char*>(raw.data()), raw.size());
+  }
+  return out;
 }
 
 struct ObjectStore::Impl {
@@ -523,29 +424,8 @@ struct ObjectStore::Impl {
   std::optional<StoredObject> read_loose(const std::string& hex) {
     for (const auto& dir : object_dirs) {
       fs::path path = dir / hex.substr(0, 2) / hex.substr(2);
-      std::optional<std::string> raw = read_if_exists(path);
-      if (!raw) continue;
-      std::string what = quote(path.string());
-      Inflater z(reinterpret_cast<const unsigned char*>(raw->data()), raw->size(), what);
-      // "<type> <size>\0" first, so the payload is allocated once at its size.
-      char head[32];
-      size_t got = z.read(head, sizeof head);
-      std::string_view h(head, got);
-      size_t space = h.find(' '), nul = h.find('\0');
-      auto type = space < nul ? type_of(h.substr(0, space)) : std::nullopt;
-      std::string_view digits =
-          nul == std::string_view::npos ? std::string_view() : h.substr(space + 1, nul - space - 1);
-      if (!type || digits.empty() || digits.size() > 15 ||
-          digits.find_first_not_of("0123456789") != std::string_view::npos)
-        throw Error(what + ": malformed loose object header");
-      size_t size = std::stoull(std::string(digits));
-      size_t have = std::min(size, got - nul - 1);
-      if (got - nul - 1 > size)
-        throw Error(what + ": more data than the header's " + std::to_string(size) + " bytes");
-      StoredObject o{*type, std::string(size, '\0')};
-      std::memcpy(o.data.data(), head + nul + 1, have);
-      z.read_to_end(o.data.data() + have, size - have);
-      return o;
+      if (std::optional<std::string> raw = read_if_exists(path))
+        return decode_loose_object(*raw, quote(path.string()));
     }
     return std::nullopt;
   }
@@ -557,44 +437,23 @@ struct ObjectStore::Impl {
                   std::to_string(kMaxDeltaChain));
     Pack& p = packs[pi];
     std::string what = quote(p.pack_path.string()) + " at offset " + std::to_string(offset);
-    const unsigned char* d = p.pack->data;
-    size_t end = p.pack->size - 20;  // the trailing checksum
-    size_t pos = offset;
-    if (pos >= end) throw Error(what + ": offset past the end of the pack");
-    unsigned char c = d[pos++];
-    int type = (c >> 4) & 7;
-    uint64_t size = c & 15;
-    for (int shift = 4; c & 0x80; shift += 7) {
-      if (pos >= end || shift > 57) throw Error(what + ": malformed entry header");
-      c = d[pos++];
-      size |= uint64_t(c & 0x7f) << shift;
-    }
-    if (type >= 1 && type <= 4)
-      return StoredObject{ObjectType(type), inflate_exact(d + pos, end - pos, size, what)};
+    // The entries end where the trailing checksum starts.
+    std::string_view body(reinterpret_cast<const char*>(p.pack->data), p.pack->size - 20);
+    const PackEntryHeader h = parse_pack_entry_header(body, offset, what);
+    const std::string_view stream = body.substr(h.data);
+    if (h.type >= 1 && h.type <= 4)
+      return StoredObject{ObjectType(h.type), inflate_exact(stream, h.size, what)};
     const StoredObject* base = nullptr;
-    if (type == 6) {  // OFS_DELTA: the base is earlier in this pack
-      if (pos >= end) throw Error(what + ": truncated delta offset");
-      c = d[pos++];
-      uint64_t back = c & 0x7f;
-      while (c & 0x80) {
-        if (pos >= end || back > (UINT64_MAX >> 8)) throw Error(what + ": malformed delta offset");
-        c = d[pos++];
-        back = ((back + 1) << 7) | (c & 0x7f);
-      }
-      if (back == 0 || back > offset) throw Error(what + ": delta base offset out of range");
-      auto key = std::make_pair(pi, offset - back);
+    if (h.type == 6) {
+      auto key = std::make_pair(pi, offset - h.base_back);
       auto it = bases.find(key);
       if (it == bases.end())
-        it = bases.emplace(key, read_packed(pi, offset - back, depth + 1)).first;
+        it = bases.emplace(key, read_packed(pi, offset - h.base_back, depth + 1)).first;
       base = &it->second;
-    } else if (type == 7) {  // REF_DELTA: the base is named by id, anywhere in the repository
-      if (pos + 20 > end) throw Error(what + ": truncated delta base id");
-      base = &object(hex_of(d + pos), depth + 1);
-      pos += 20;
-    } else {
-      throw Error(what + ": unknown object type " + std::to_string(type));
+    } else {  // REF_DELTA: the base is named by id, anywhere in the repository
+      base = &object(hex_of(p.pack->data + h.data - 20), depth + 1);
     }
-    std::string delta = inflate_exact(d + pos, end - pos, size, what);
+    std::string delta = inflate_exact(stream, h.size, what);
     return StoredObject{base->type, apply_delta(base->data, delta, what)};
   }
 

@@ -32,8 +32,12 @@ struct TreeEntry {
   bool is_link() const { return (mode & 0170000) == 0120000; }
 };
 
-// Parses a tree object's payload; throws kd::Error naming `what` on malformed bytes.
+// Parses a tree object's payload; throws kd::Error naming `what` on malformed bytes. Only git's
+// canonical form is accepted (modes without zero padding; names that are one path component, not
+// "." or ".."), so tree_bytes(parse_tree(data)) == data.
 std::vector<TreeEntry> parse_tree(const std::string& data, const std::string& what);
+// A tree object's payload for `entries`, in their order; each id is 40 lower-case hex digits.
+std::string tree_bytes(const std::vector<TreeEntry>& entries);
 // The entry `name` of a tree object's payload without parsing the rest, or nullopt.
 std::optional<TreeEntry> find_tree_entry(const std::string& data, std::string_view name,
                                          const std::string& what);

@@ -35,6 +35,14 @@ fs::path get_path(wire::Reader& rd, const char* field) {
   return s;
 }
 
+// A flag is 0 or 1, as encode writes it: any other value is a message of another layout, not
+// a truth value to guess at.
+bool get_flag(wire::Reader& rd, const char* field) {
+  const uint64_t v = rd.u64();
+  if (v > 1) malformed(std::string(field) + " flag " + std::to_string(v) + " (0 or 1)");
+  return v == 1;
+}
+
 std::vector<fs::path> get_paths(wire::Reader& rd, const char* field) {
   std::vector<fs::path> out;
   const uint64_t n = rd.u64();
@@ -103,7 +111,7 @@ InitConfig decode_init_config(const std::string& bytes) {
     }
     c.uid = uid_t(uid);
     c.gid = gid_t(gid);
-    c.as_root = rd.u64() != 0;
+    c.as_root = get_flag(rd, "as-root");
     MountPlan& p = c.plan;
     p.system_ro = get_paths(rd, "system path");
     const uint64_t tmpfs = rd.u64();
@@ -131,7 +139,7 @@ InitConfig decode_init_config(const std::string& bytes) {
     c.landlock_abi = int(abi);
     c.seccomp = get_program(rd, "command");
     c.seccomp_files = get_program(rd, "file operation");
-    c.notify = rd.u64() != 0;
+    c.notify = get_flag(rd, "notify");
     Limits& l = c.limits;
     const uint64_t timeout_bits = rd.u64();
     std::memcpy(&l.timeout_s, &timeout_bits, sizeof l.timeout_s);
@@ -144,7 +152,7 @@ InitConfig decode_init_config(const std::string& bytes) {
     l.nofile = rd.u64();
     l.fsize_mb = rd.u64();
     l.cpu_s = rd.u64();
-    c.nproc_backstop = rd.u64() != 0;
+    c.nproc_backstop = get_flag(rd, "nproc backstop");
   } catch (const Error& e) {
     const std::string what = e.what();
     if (what.rfind("box: malformed config", 0) == 0) throw;

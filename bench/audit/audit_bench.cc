@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
   std::string mode = argv[1];
   kd::audit::AuditPolicy policy = kd::audit::load_audit_policy(kd::policy_file("audit.json"));
   if (mode == "chain")
-    for (auto& [id, rule] : policy.rules)
-      rule.enabled = id == "chain_integrity";
+    for (const auto& r : kd::audit::audit_rules())
+      policy.rule(r.rule).enabled = r.rule == kd::audit::Rule::ChainIntegrity;
   auto start = std::chrono::steady_clock::now();
   kd::audit::AuditReport report = kd::audit::run_audit({argv[2]}, {}, policy);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

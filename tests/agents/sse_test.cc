@@ -38,6 +38,14 @@ TEST(Sse, CrLfSplitAcrossChunksAndBareCr) {
   EXPECT_EQ(ev[1].data, "b");
 }
 
+// Found by fuzz_sse: an empty chunk between a '\r' and its '\n' split the CRLF in two line ends,
+// which ended the event early.
+TEST(Sse, EmptyChunkInsideACrLfChangesNothing) {
+  auto ev = parse_all({"data: a\r", "", "\ndata: b\r\n\r\n"});
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].data, "a\nb");
+}
+
 TEST(Sse, BomSplitAcrossChunksIsStripped) {
   auto ev = parse_all({"\xEF", "\xBB",
                        "\xBF"

@@ -29,5 +29,17 @@ TEST(JsonSkim, RejectsMalformedAndTornLines) {
   EXPECT_FALSE(skim_object(R"({"a":})", f, 1));
 }
 
+// Found by fuzz_json_skim: the skim must report what a full parse holds for the key.
+TEST(JsonSkim, AgreesWithAFullParseOnRepeatedAndEscapedKeys) {
+  SkimField f[] = {{"type", {}}};
+  ASSERT_TRUE(skim_object(R"({"type":"note","type":"response"})", f, 1));
+  EXPECT_EQ(f[0].value, "response");
+  f[0].value.reset();
+  ASSERT_TRUE(skim_object(R"({"type":"note","type":{"x":1}})", f, 1));
+  EXPECT_EQ(f[0].value, std::nullopt);
+  // "\u0074ype" is "type" once decoded: left to the full parse.
+  EXPECT_FALSE(skim_object(R"({"type":"note","\u0074ype":"response"})", f, 1));
+}
+
 }  // namespace
 }  // namespace kd::audit

@@ -23,7 +23,7 @@ AuditReport audit(const std::string& path, const AuditContext& ctx = {}) {
   return run_audit({path}, ctx, policy());
 }
 
-size_t count(const AuditReport& r, const std::string& rule) {
+size_t count(const AuditReport& r, Rule rule) {
   size_t n = 0;
   for (const auto& f : r.findings)
     n += f.rule == rule;
@@ -33,7 +33,7 @@ size_t count(const AuditReport& r, const std::string& rule) {
 std::string dump(const AuditReport& r) {
   std::string s;
   for (const auto& f : r.findings)
-    s += f.rule + ": " + f.defect + " @ " + f.evidence + "\n";
+    s += std::string(rule_id(f.rule)) + ": " + f.defect + " @ " + f.evidence + "\n";
   return s;
 }
 
@@ -87,7 +87,7 @@ TEST(AuditRules, ChainIntegrity) {
   text.replace(at, 7, "Writing");
   test::write_text(dir / "t.jsonl", text);
   AuditReport r = audit(dir / "t.jsonl");
-  EXPECT_EQ(count(r, "chain_integrity"), 1u) << dump(r);
+  EXPECT_EQ(count(r, Rule::ChainIntegrity), 1u) << dump(r);
   EXPECT_EQ(audit_exit_status(r), 2);
 }
 
@@ -95,10 +95,10 @@ TEST(AuditRules, TornLastLineIsReportedNotFatal) {
   TempDir dir;
   std::string good = test::claude_tool_line("/w", "Read", {{"file_path", "/w/a.py"}});
   test::write_text(dir / "ok.jsonl", good + good);
-  EXPECT_EQ(count(audit(dir / "ok.jsonl"), "transcript_torn"), 0u);
+  EXPECT_EQ(count(audit(dir / "ok.jsonl"), Rule::TranscriptTorn), 0u);
   test::write_text(dir / "torn.jsonl", good + good.substr(0, 40));
   AuditReport r = audit(dir / "torn.jsonl");
-  EXPECT_EQ(count(r, "transcript_torn"), 1u) << dump(r);
+  EXPECT_EQ(count(r, Rule::TranscriptTorn), 1u) << dump(r);
   EXPECT_EQ(r.files[0].lines, 2u);
   EXPECT_EQ(r.events["file_read"], 1u);
   EXPECT_EQ(audit_exit_status(r), 1);
@@ -112,12 +112,12 @@ TEST(AuditRules, WriteOutsideWorktree) {
                              {{"file_path", "/w/kern/k.py"}, {"content", "x"}}) +
       test::claude_tool_line("/w/kern", "Bash", {{"command", "echo x > /tmp/scratch"}});
   test::write_text(dir / "in.jsonl", in);
-  EXPECT_EQ(count(audit(dir / "in.jsonl"), "write_outside_worktree"), 0u);
+  EXPECT_EQ(count(audit(dir / "in.jsonl"), Rule::WriteOutsideWorktree), 0u);
   std::string out =
       in + test::claude_tool_line("/w/kern", "Bash", {{"command", "sed -i s/a/b/ ../other/x.py"}});
   test::write_text(dir / "out.jsonl", out);
   AuditReport r = audit(dir / "out.jsonl");
-  ASSERT_EQ(count(r, "write_outside_worktree"), 1u) << dump(r);
+  ASSERT_EQ(count(r, Rule::WriteOutsideWorktree), 1u) << dump(r);
   EXPECT_NE(r.findings[0].defect.find("/w/other/x.py"), std::string::npos);
   EXPECT_EQ(r.findings[0].evidence, dir / "out.jsonl:4");
   EXPECT_EQ(audit_exit_status(r), 2);
@@ -131,11 +131,11 @@ TEST(AuditRules, AWikiUnderAScratchRootIsNotScratch) {
   const std::string cwd = ctx.worktree;
   test::write_text(dir / "scratch.jsonl",
                    test::claude_tool_line(cwd, "Bash", {{"command", "echo x > /tmp/notes.txt"}}));
-  EXPECT_EQ(count(audit(dir / "scratch.jsonl", ctx), "write_outside_worktree"), 0u);
+  EXPECT_EQ(count(audit(dir / "scratch.jsonl", ctx), Rule::WriteOutsideWorktree), 0u);
   test::write_text(dir / "page.jsonl",
                    test::claude_tool_line(cwd, "Bash", {{"command", "echo x >> ../page.md"}}));
   AuditReport r = audit(dir / "page.jsonl", ctx);
-  ASSERT_EQ(count(r, "write_outside_worktree"), 1u) << dump(r);
+  ASSERT_EQ(count(r, Rule::WriteOutsideWorktree), 1u) << dump(r);
   EXPECT_NE(r.findings[0].defect.find("/tmp/lab/wiki/fam/pallas/page.md"), std::string::npos);
 }
 
@@ -145,7 +145,7 @@ TEST(AuditRules, WriteOutsideFlagWorktreeOverridesRecordedCwd) {
                    test::claude_tool_line("/w/kern", "Edit", {{"file_path", "/w/kern/k.py"}}));
   AuditContext ctx;
   ctx.worktree = "/w/other";
-  EXPECT_EQ(count(audit(dir / "a.jsonl", ctx), "write_outside_worktree"), 1u);
+  EXPECT_EQ(count(audit(dir / "a.jsonl", ctx), Rule::WriteOutsideWorktree), 1u);
 }
 
 TEST(AuditRules, ReferenceWrite) {
@@ -154,13 +154,13 @@ TEST(AuditRules, ReferenceWrite) {
   ok.header(dir / "wt", {"ref/naive.py"});
   ok.tool_call("edit_file", {{"path", "kernels/rms.py"}, {"old", "a"}, {"new", "b"}});
   ok.end();
-  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl")), "reference_write"), 0u);
+  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl")), Rule::ReferenceWrite), 0u);
   test::TranscriptBuilder bad;
   bad.header(dir / "wt", {"ref/naive.py"});
   bad.tool_call("edit_file", {{"path", "ref/naive.py"}, {"old", "a"}, {"new", "b"}});
   bad.end();
   AuditReport r = audit(bad.write(dir, "bad.jsonl"));
-  EXPECT_EQ(count(r, "reference_write"), 1u) << dump(r);
+  EXPECT_EQ(count(r, Rule::ReferenceWrite), 1u) << dump(r);
   EXPECT_EQ(audit_exit_status(r), 2);
 }
 
@@ -172,14 +172,14 @@ TEST(AuditRules, NoPeekRead) {
       dir / "ok.jsonl",
       test::claude_tool_line("/w", "Read", {{"file_path", "/w/src/k.py"}}) +
           test::claude_tool_line("/w", "Bash", {{"command", "cat notes/answers.txt"}}));
-  EXPECT_EQ(count(audit(dir / "ok.jsonl", ctx), "no_peek_read"), 0u);
+  EXPECT_EQ(count(audit(dir / "ok.jsonl", ctx), Rule::NoPeekRead), 0u);
   test::write_text(
       dir / "bad.jsonl",
       test::claude_tool_line("/w", "Bash", {{"command", "head -n 20 answers/v001/best.py"}}) +
           test::claude_tool_line("/w", "Read", {{"file_path", "/srv/solutions/k.py"}}) +
           test::claude_tool_line("/w", "Grep", {{"pattern", "def"}, {"path", "answers"}}));
   AuditReport r = audit(dir / "bad.jsonl", ctx);
-  EXPECT_EQ(count(r, "no_peek_read"), 3u) << dump(r);
+  EXPECT_EQ(count(r, Rule::NoPeekRead), 3u) << dump(r);
 }
 
 TEST(AuditRules, NoPeekFromKdispatchHeader) {
@@ -188,7 +188,7 @@ TEST(AuditRules, NoPeekFromKdispatchHeader) {
   t.header(dir / "wt", {}, {"answers/**"});
   t.tool_call("read_file", {{"path", "answers/cand.py"}});
   t.end();
-  EXPECT_EQ(count(audit(t.write(dir, "t.jsonl")), "no_peek_read"), 1u);
+  EXPECT_EQ(count(audit(t.write(dir, "t.jsonl")), Rule::NoPeekRead), 1u);
 }
 
 TEST(AuditRules, VerdictLanguage) {
@@ -197,12 +197,12 @@ TEST(AuditRules, VerdictLanguage) {
       dir / "ok.jsonl",
       test::claude_text_line(
           "/w", "Parity passed; this tile shape is not supported by Mosaic, trying 256."));
-  EXPECT_EQ(count(audit(dir / "ok.jsonl"), "verdict_language"), 0u);
+  EXPECT_EQ(count(audit(dir / "ok.jsonl"), Rule::VerdictLanguage), 0u);
   test::write_text(dir / "bad.jsonl",
                    test::claude_text_line("/w", "Done. The hypothesis is SUPPORTED by cand2.") +
                        test::claude_text_line("/w", "Verdict: refuted"));
   AuditReport r = audit(dir / "bad.jsonl");
-  EXPECT_EQ(count(r, "verdict_language"), 2u) << dump(r);
+  EXPECT_EQ(count(r, Rule::VerdictLanguage), 2u) << dump(r);
 }
 
 TEST(AuditRules, VerdictLanguageIgnoresTheVerifier) {
@@ -211,7 +211,7 @@ TEST(AuditRules, VerdictLanguageIgnoresTheVerifier) {
   t.header(dir / "wt");
   t.add("response", {{"turn", 1}, {"text", "verdict: PASS"}, {"tool_calls", json::array()}});
   t.end();
-  EXPECT_EQ(count(audit(t.write(dir, "v.jsonl")), "verdict_language"), 0u);
+  EXPECT_EQ(count(audit(t.write(dir, "v.jsonl")), Rule::VerdictLanguage), 0u);
 }
 
 TEST(AuditRules, NumbersWithoutReceipt) {
@@ -220,11 +220,11 @@ TEST(AuditRules, NumbersWithoutReceipt) {
       dir / "ok.jsonl",
       test::claude_text_line("/w", "cand1 runs 1.3x faster, receipt raw/profiles/t/receipt.json") +
           test::claude_text_line("/w", "Tried 3 tile sizes on the x axis."));
-  EXPECT_EQ(count(audit(dir / "ok.jsonl"), "numbers_without_receipt"), 0u);
+  EXPECT_EQ(count(audit(dir / "ok.jsonl"), Rule::NumbersWithoutReceipt), 0u);
   test::write_text(dir / "bad.jsonl",
                    test::claude_text_line("/w", "cand1 gives a 1.3x speedup over naive.") +
                        test::claude_text_line("/w", "Speedup: 2.10 on the op point."));
-  EXPECT_EQ(count(audit(dir / "bad.jsonl"), "numbers_without_receipt"), 2u);
+  EXPECT_EQ(count(audit(dir / "bad.jsonl"), Rule::NumbersWithoutReceipt), 2u);
 }
 
 TEST(AuditRules, LedgerRowNumbersWithoutReceipt) {
@@ -235,7 +235,7 @@ TEST(AuditRules, LedgerRowNumbersWithoutReceipt) {
   t.end({{"ledger",
           test::ledger_text(true, {{"cand1", "x", "abc", "ok", "0.41", "1.3x", "—", "kept"}})}});
   AuditReport r = audit(t.write(dir, "t.jsonl"));
-  EXPECT_EQ(count(r, "numbers_without_receipt"), 1u) << dump(r);
+  EXPECT_EQ(count(r, Rule::NumbersWithoutReceipt), 1u) << dump(r);
 }
 
 TEST(AuditRules, CommitGrammar) {
@@ -246,13 +246,13 @@ TEST(AuditRules, CommitGrammar) {
       test::claude_tool_line("/w", "Bash", {{"command", "git commit -m 'K3(rms v001): stub'"}});
   test::write_text(dir / "ok.jsonl", ok);
   AuditReport clean = audit(dir / "ok.jsonl");
-  EXPECT_EQ(count(clean, "commit_grammar"), 0u) << dump(clean);
+  EXPECT_EQ(count(clean, Rule::CommitGrammar), 0u) << dump(clean);
   EXPECT_EQ(clean.events["commit"], 2u);
   test::write_text(dir / "bad.jsonl",
                    test::claude_tool_line(
                        "/w", "Bash", {{"command", "git add -A && git commit -m \"wip: faster\""}}));
   AuditReport r = audit(dir / "bad.jsonl");
-  EXPECT_EQ(count(r, "commit_grammar"), 1u) << dump(r);
+  EXPECT_EQ(count(r, Rule::CommitGrammar), 1u) << dump(r);
   EXPECT_EQ(audit_exit_status(r), 1);
 }
 
@@ -264,7 +264,7 @@ TEST(AuditRules, LoadedLine) {
     t.end({{"ledger", test::ledger_text(
                           loaded, {{"cand1", "x", "-", "-", "-", "-", "-", "abandoned: OOM"}})}});
     AuditReport r = audit(t.write(dir, loaded ? "a.jsonl" : "b.jsonl"));
-    EXPECT_EQ(count(r, "loaded_line"), loaded ? 0u : 1u) << dump(r);
+    EXPECT_EQ(count(r, Rule::LoadedLine), loaded ? 0u : 1u) << dump(r);
   }
 }
 
@@ -275,7 +275,7 @@ TEST(AuditRules, LedgerVsCommitsFromTheTranscript) {
   ok.tool_call("commit", {{"message", "cand1(rms v001): a — b"}});
   ok.end({{"ledger",
            test::ledger_text(true, {{"cand1", "x", "abc1234", "-", "-", "-", "-", "kept"}})}});
-  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl")), "ledger_vs_commits"), 0u);
+  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl")), Rule::LedgerVsCommits), 0u);
   test::TranscriptBuilder bad;
   bad.header(dir / "wt");
   bad.tool_call("commit", {{"message", "cand1(rms v001): a — b"}});
@@ -284,7 +284,7 @@ TEST(AuditRules, LedgerVsCommitsFromTheTranscript) {
             test::ledger_text(true, {{"cand1", "x", "abc1234", "-", "-", "-", "-", "kept"},
                                      {"cand2", "x", "def5678", "-", "-", "-", "-", "kept"}})}});
   AuditReport r = audit(bad.write(dir, "bad.jsonl"));
-  EXPECT_EQ(count(r, "ledger_vs_commits"), 2u)
+  EXPECT_EQ(count(r, Rule::LedgerVsCommits), 2u)
       << dump(r);  // cand2 row without commit, cand3 commit without row
 }
 
@@ -313,7 +313,7 @@ TEST(AuditRules, LedgerVsCommitsThroughLibgit2) {
     t.end(
         {{"ledger", test::ledger_text(true, {{"cand1", "x", cited, "-", "-", "-", "-", "kept"}})}});
     AuditReport r = audit(t.write(dir, "t" + cited.substr(0, 4) + ".jsonl"), ctx);
-    EXPECT_EQ(count(r, "ledger_vs_commits"), cited == sha.substr(0, 12) ? 0u : 1u) << dump(r);
+    EXPECT_EQ(count(r, Rule::LedgerVsCommits), cited == sha.substr(0, 12) ? 0u : 1u) << dump(r);
   }
 }
 
@@ -327,13 +327,13 @@ TEST(AuditRules, PlanCoverage) {
   bad.header(dir / "wt");
   bad.end({{"ledger", ledger}});
   AuditReport r = audit(bad.write(dir, "bad.jsonl"), ctx);
-  ASSERT_EQ(count(r, "plan_coverage"), 1u) << dump(r);
+  ASSERT_EQ(count(r, Rule::PlanCoverage), 1u) << dump(r);
   EXPECT_NE(r.findings[0].defect.find("cand2"), std::string::npos);
   test::TranscriptBuilder ok;
   ok.header(dir / "wt");
   ok.end({{"ledger", ledger},
           {"abandoned", {{{"item", "cand2"}, {"reason", "needs a VMEM budget the chip lacks"}}}}});
-  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl"), ctx), "plan_coverage"), 0u);
+  EXPECT_EQ(count(audit(ok.write(dir, "ok.jsonl"), ctx), Rule::PlanCoverage), 0u);
 }
 
 TEST(AuditRules, StubOrder) {
@@ -346,8 +346,8 @@ TEST(AuditRules, StubOrder) {
   AuditContext before, after;
   before.stub_committed = "2026-03-02T09:59:59Z";
   after.stub_committed = "2026-03-02T11:30:00+01:00";  // 10:30 UTC, after the commit
-  EXPECT_EQ(count(audit(path, before), "stub_order"), 0u);
-  EXPECT_EQ(count(audit(path, after), "stub_order"), 1u);
+  EXPECT_EQ(count(audit(path, before), Rule::StubOrder), 0u);
+  EXPECT_EQ(count(audit(path, after), Rule::StubOrder), 1u);
   EXPECT_EQ(audit(path).not_checked.count("stub_order"), 1u);
 }
 
@@ -363,7 +363,7 @@ TEST(AuditRules, StubOrderWithAnUnreadableCommitTimeIsNotPassed) {
   untimed.tool_call("commit", {{"message", "cand2(rms v001): c — d"}}, "2026-02-30T08:00:00Z");
   untimed.end();
   AuditReport r = audit(untimed.write(dir, "untimed.jsonl"), ctx);
-  EXPECT_EQ(count(r, "stub_order"), 0u) << dump(r);
+  EXPECT_EQ(count(r, Rule::StubOrder), 0u) << dump(r);
   ASSERT_EQ(r.not_checked.count("stub_order"), 1u);
   EXPECT_NE(r.not_checked.at("stub_order").find("no RFC 3339 time"), std::string::npos);
 
@@ -373,12 +373,12 @@ TEST(AuditRules, StubOrderWithAnUnreadableCommitTimeIsNotPassed) {
   early.tool_call("commit", {{"message", "cand2(rms v001): c — d"}}, "yesterday");
   early.end();
   const std::string early_path = early.write(dir, "early.jsonl");
-  EXPECT_EQ(count(audit(early_path, ctx), "stub_order"), 1u);
+  EXPECT_EQ(count(audit(early_path, ctx), Rule::StubOrder), 1u);
 
   AuditContext bad_stub;
   bad_stub.stub_committed = "2026-03-02 9:00";
   AuditReport b = audit(early_path, bad_stub);
-  EXPECT_EQ(count(b, "stub_order"), 0u);
+  EXPECT_EQ(count(b, Rule::StubOrder), 0u);
   EXPECT_EQ(b.not_checked.count("stub_order"), 1u);
 }
 
@@ -395,12 +395,12 @@ TEST(AuditRules, ReceiptInvalid) {
             test::ledger_text(true, {{"cand1", "x", "-", "-", "2.0", "1.25x", receipt, "kept"}})}});
     return audit(t.write(dir, name), ctx);
   };
-  EXPECT_EQ(count(run("good.json", "a.jsonl"), "receipt_invalid"), 0u);
+  EXPECT_EQ(count(run("good.json", "a.jsonl"), Rule::ReceiptInvalid), 0u);
   AuditReport missing = run("raw/profiles/none.json", "b.jsonl");
-  EXPECT_EQ(count(missing, "receipt_invalid"), 1u) << dump(missing);
+  EXPECT_EQ(count(missing, Rule::ReceiptInvalid), 1u) << dump(missing);
   EXPECT_EQ(audit_exit_status(missing), 2);
   AuditReport edited = run("edited.json", "c.jsonl");
-  ASSERT_EQ(count(edited, "receipt_invalid"), 1u);
+  ASSERT_EQ(count(edited, Rule::ReceiptInvalid), 1u);
   EXPECT_NE(edited.findings[0].defect.find("does not match"), std::string::npos) << dump(edited);
 }
 
@@ -421,12 +421,12 @@ TEST(AuditRules, SupportedWithoutPass) {
                                      {{"file_path", dir / "w/page.md"}, {"content", content}}));
     return audit(dir / name);
   };
-  EXPECT_EQ(count(run(page("pass.json", "1.2"), "a.jsonl"), "supported_without_pass"), 0u);
-  EXPECT_EQ(count(run(page("pass.json", "1.3"), "b.jsonl"), "supported_without_pass"),
+  EXPECT_EQ(count(run(page("pass.json", "1.2"), "a.jsonl"), Rule::SupportedWithoutPass), 0u);
+  EXPECT_EQ(count(run(page("pass.json", "1.3"), "b.jsonl"), Rule::SupportedWithoutPass),
             1u);  // below the bar
   AuditReport fail = run(page("fail.json", "1.1"), "c.jsonl");
-  EXPECT_EQ(count(fail, "supported_without_pass"), 1u) << dump(fail);
-  EXPECT_EQ(count(run(page("", "1.1"), "d.jsonl"), "supported_without_pass"), 1u);
+  EXPECT_EQ(count(fail, Rule::SupportedWithoutPass), 1u) << dump(fail);
+  EXPECT_EQ(count(run(page("", "1.1"), "d.jsonl"), Rule::SupportedWithoutPass), 1u);
 }
 
 TEST(AuditRules, SupportedOutcomeOfARunDirectory) {
@@ -435,18 +435,18 @@ TEST(AuditRules, SupportedOutcomeOfARunDirectory) {
   test::python_receipt(dir / "run/verifier/receipt.json", test::kPassVerifyReceipt);
   test::write_text(dir / "run/outcome.json", R"({"verdict":"supported","bar":1.2,"receipt":")" +
                                                  (dir / "run/verifier/receipt.json") + "\"}");
-  EXPECT_EQ(count(audit(dir / "run"), "supported_without_pass"), 0u);
+  EXPECT_EQ(count(audit(dir / "run"), Rule::SupportedWithoutPass), 0u);
   test::write_text(dir / "run/outcome.json", R"({"verdict":"supported","bar":1.5,"receipt":")" +
                                                  (dir / "run/verifier/receipt.json") + "\"}");
-  EXPECT_EQ(count(audit(dir / "run"), "supported_without_pass"), 1u);
+  EXPECT_EQ(count(audit(dir / "run"), Rule::SupportedWithoutPass), 1u);
 }
 
 TEST(AuditRules, DisabledRuleIsSilent) {
   TempDir dir;
   test::write_text(dir / "bad.jsonl", test::claude_text_line("/w", "verdict: supported"));
   AuditPolicy p = policy();
-  p.rules["verdict_language"].enabled = false;
-  EXPECT_EQ(count(run_audit({dir / "bad.jsonl"}, {}, p), "verdict_language"), 0u);
+  p.rule(Rule::VerdictLanguage).enabled = false;
+  EXPECT_EQ(count(run_audit({dir / "bad.jsonl"}, {}, p), Rule::VerdictLanguage), 0u);
 }
 
 TEST(AuditRules, FindingsPerRuleAreCapped) {
@@ -456,7 +456,7 @@ TEST(AuditRules, FindingsPerRuleAreCapped) {
     text += test::claude_text_line("/w", "verdict: supported");
   test::write_text(dir / "many.jsonl", text);
   AuditReport r = audit(dir / "many.jsonl");
-  EXPECT_EQ(count(r, "verdict_language"), 50u);
+  EXPECT_EQ(count(r, Rule::VerdictLanguage), 50u);
   EXPECT_EQ(r.suppressed["verdict_language"], 30u);
 }
 
@@ -496,8 +496,8 @@ TEST(AuditRules, CodexPatchesResolveAgainstTheRecordedCwd) {
   AuditContext ctx;
   ctx.references = {"/w/ref/naive.py"};
   AuditReport bad = audit(dir / "bad.jsonl", ctx);
-  EXPECT_EQ(count(bad, "write_outside_worktree"), 1u) << dump(bad);
-  EXPECT_EQ(count(bad, "reference_write"), 1u) << dump(bad);
+  EXPECT_EQ(count(bad, Rule::WriteOutsideWorktree), 1u) << dump(bad);
+  EXPECT_EQ(count(bad, Rule::ReferenceWrite), 1u) << dump(bad);
 }
 
 TEST(AuditRules, ClaudeSubagentFilesAreAuditedWithTheSession) {
@@ -507,7 +507,7 @@ TEST(AuditRules, ClaudeSubagentFilesAreAuditedWithTheSession) {
                    test::claude_text_line("/w", "Verdict: supported"));
   AuditReport r = audit(dir / "s1.jsonl");
   EXPECT_EQ(r.files.size(), 2u);
-  ASSERT_EQ(count(r, "verdict_language"), 1u);
+  ASSERT_EQ(count(r, Rule::VerdictLanguage), 1u);
   EXPECT_NE(r.findings[0].evidence.find("agent-a1.jsonl:1"), std::string::npos);
 }
 
@@ -518,7 +518,7 @@ TEST(AuditRules, FinishRepeatedByTheEndRecordIsCheckedOnce) {
   json finish = {{"ledger", test::ledger_text(true, {})}, {"mechanism", "verdict: supported"}};
   t.tool_call("finish", finish);
   t.end(finish);
-  EXPECT_EQ(count(audit(t.write(dir, "t.jsonl")), "verdict_language"), 1u);
+  EXPECT_EQ(count(audit(t.write(dir, "t.jsonl")), Rule::VerdictLanguage), 1u);
 }
 
 }  // namespace

@@ -66,6 +66,10 @@ TEST(ShellScan, ResolvePath) {
   EXPECT_EQ(resolve_path("/w/k", "../x/./y"), "/w/x/y");
   EXPECT_EQ(resolve_path("/w", "/abs/p/"), "/abs/p");
   EXPECT_EQ(resolve_path("", "rel"), "rel");
+  // Found by fuzz_shell_scan: a run of slashes is the root, normalized like any other path.
+  EXPECT_EQ(resolve_path("/w", "/////"), "/");
+  EXPECT_EQ(resolve_path("", "///"), "/");
+  EXPECT_EQ(scan("cat < ////// > ///"), V({"R /", "W /"}));
 }
 
 }  // namespace

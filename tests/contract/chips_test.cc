@@ -48,6 +48,20 @@ TEST(Chips, BadInventoriesAreRefusedNamingChipAndField) {
   EXPECT_NE(error_of("{"), "accepted");
 }
 
+TEST(Chips, WrongTypesAreNamedErrors) {
+  EXPECT_EQ(error_of(R"({"chips":[{"id":"1","kind":3}]})"),
+            "chips.json: chips[0] (id \"1\"): \"kind\" must be a non-empty string");
+  EXPECT_EQ(error_of(R"({"chips":[{"id":"1","lock":7}]})"),
+            "chips.json: chips[0] (id \"1\"): \"lock\" must be an absolute path");
+  EXPECT_EQ(error_of(R"({"chips":[{"id":"1","env":{"A":1}}]})"),
+            "chips.json: chips[0] (id \"1\"): \"env.A\" must be a string");
+  EXPECT_EQ(error_of(R"({"chips":[{"id":"1","devices":"/dev/a"}]})"),
+            "chips.json: chips[0] (id \"1\"): \"devices\" must be an array of strings");
+  EXPECT_EQ(error_of(R"({"chips":[7]})"), "chips.json: chips[0]: must be an object");
+  EXPECT_EQ(error_of(R"({"chips":[],"spare":[]})"), "chips.json: unknown field \"spare\"");
+  EXPECT_EQ(error_of("{").rfind("chips.json: not JSON: ", 0), 0u) << error_of("{");
+}
+
 TEST(Chips, DefaultInventoryLoads) {
   auto inv = load_chip_inventory(policy_file("chips.json"));
   EXPECT_GE(inv.chips.size(), 2u);

@@ -49,6 +49,21 @@ TEST(Ledger, ParsesLoadedLineAndRows) {
   EXPECT_EQ(l.rows[1].line, 6);
 }
 
+TEST(Ledger, CellsComeTrimmed) {
+  Ledger l = parse_ledger(
+      "loaded: [BRIEFS.md]\n"
+      "| candidate | class | committed SHA | parity (max abs / max rel) | p50 ms (author-side) | "
+      "vs "
+      "naive | receipt | why kept/rejected |\n"
+      "|---|---|---|---|---|---|---|---|\n"
+      "|\t cand1 \t| k |  abc1234\r| p | 0.4 | 1.1x |\t r.json\t | \\| kept \\| |\n");
+  ASSERT_EQ(l.rows.size(), 1u) << (l.problems.empty() ? "" : l.problems.front());
+  EXPECT_EQ(l.rows[0].candidate, "cand1");
+  EXPECT_EQ(l.rows[0].sha, "abc1234");
+  EXPECT_EQ(l.rows[0].receipt, "r.json");
+  EXPECT_EQ(l.rows[0].why, "| kept |");
+}
+
 TEST(Ledger, NamesEveryFormatProblem) {
   Ledger l = parse_ledger("| candidate | class |\n|---|---|\n| x1 | k |\n");
   EXPECT_FALSE(l.has_loaded_line);

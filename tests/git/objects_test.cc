@@ -10,6 +10,7 @@
 #include "briefs/wiki_repo.h"
 #include "common/errors.h"
 #include "common/files.h"
+#include "git/object_format.h"
 #include "git/objects.h"
 #include "tests/support/process.h"
 
@@ -231,6 +232,102 @@ TEST(ObjectStore, UnknownFormatsAndBadRefsAreRefused) {
   git(sha256, {"commit", "-qm", "one"});
   EXPECT_NE(error_of(sha256, "HEAD").find("extension objectformat = sha256 is not supported"),
             std::string::npos);
+}
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+std::string raw_id(char fill) {
+  return std::string(20, fill);
+}
+
+// Trees as git writes them re-serialize to their own bytes; the zero-padded and overlong modes
+// and the names that are not one path component (found by fuzz_git_objects) are refused.
+TEST(ObjectFormat, TreesAreReadInGitsCanonicalFormOnly) {
+  test::TempDir tmp;
+  fs::path repo = make_repo(tmp);
+  for (const char* tree : {"HEAD^{tree}", "HEAD:wiki"}) {
+    std::string data = git(repo, {"cat-file", "tree", tree});
+    std::vector<TreeEntry> entries = parse_tree(data, "t");
+    ASSERT_FALSE(entries.empty());
+    EXPECT_EQ(tree_bytes(entries), data);
+  }
+  auto entry = [](const std::string& mode, const std::string& name) {
+    return mode + " " + name + '\0' + raw_id('\x11');
+  };
+  EXPECT_EQ(parse_tree(entry("40000", "d") + entry("100644", "f"), "t").size(), 2u);
+  EXPECT_EQ(error_of([&] { parse_tree(entry("040000", "d"), "t"); }),
+            "t: malformed mode at byte 0");
+  EXPECT_EQ(error_of([&] { parse_tree(entry("100644", "f") + entry("0100644", "g"), "t"); }),
+            "t: malformed mode at byte 29");
+  // 2^32 + 0100644 wraps to a valid-looking mode in an unsigned; it is too long to be one.
+  EXPECT_EQ(error_of([&] { parse_tree(entry("40000100644", "f"), "t"); }),
+            "t: malformed mode at byte 0");
+  for (const char* name : {".", "..", "a/b", "../x"})
+    EXPECT_EQ(error_of([&] { find_tree_entry(entry("100644", name), "x", "t"); }),
+              "t: entry name " + quote(name) + " is not a single path component");
+}
+
+// A loose object's size is canonical decimal, as git reads it, and a declared size allocates
+// nothing the stream does not hold.
+TEST(ObjectFormat, LooseObjectHeadersAreCanonicalAndSizesOnlyClaims) {
+  auto deflate = [](const std::string& raw) {
+    std::string out(compressBound(raw.size()), '\0');
+    uLongf n = out.size();
+    EXPECT_EQ(compress(reinterpret_cast<Bytef*>(out.data()), &n,
+                       reinterpret_cast<const Bytef*>(raw.data()), raw.size()),
+              Z_OK);
+    out.resize(n);
+    return out;
+  };
+  StoredObject o = decode_loose_object(deflate(std::string("blob 3\0abc", 10)), "o");
+  EXPECT_EQ(o.type, ObjectType::blob);
+  EXPECT_EQ(o.data, "abc");
+  EXPECT_EQ(decode_loose_object(deflate(std::string("tree 0\0", 7)), "o").data, "");
+  EXPECT_EQ(error_of([&] { decode_loose_object(deflate(std::string("blob 03\0abc", 11)), "o"); }),
+            "o: malformed loose object header");
+  EXPECT_EQ(error_of([&] { decode_loose_object(deflate(std::string("blob +3\0abc", 11)), "o"); }),
+            "o: malformed loose object header");
+  EXPECT_EQ(error_of([&] {
+              decode_loose_object(deflate(std::string("blob 999999999999999\0abc", 24)), "o");
+            }),
+            "inflate(o): the data does not have the declared 999999999999999 bytes");
+  EXPECT_EQ(error_of([&] { decode_loose_object(deflate(std::string("blob 2\0abc", 10)), "o"); }),
+            "o: more data than the header's 2 bytes");
+  // A pack entry may claim up to 2^64 bytes in its header; inflating it is refused by name.
+  std::string pack =
+      std::string(12, 'P') + "\xbf\xff\xff\xff\xff\xff\xff\xff\x7f" + deflate("tiny");
+  PackEntryHeader h = parse_pack_entry_header(pack, 12, "p");
+  EXPECT_EQ(h.type, 3);
+  EXPECT_EQ(h.data, 21u);
+  EXPECT_GT(h.size, std::uint64_t(1) << 59);
+  EXPECT_EQ(error_of([&] {
+              inflate_exact(std::string_view(pack).substr(h.data), h.size, "p");
+            }).rfind("inflate(p): the data does not have the declared ", 0),
+            0u);
+}
+
+TEST(ObjectFormat, DeltasMayNotClaimMoreThanTheyProduce) {
+  const std::string base = "0123456789";
+  // base size 10, result size 4, copy 4 bytes from offset 2.
+  EXPECT_EQ(apply_delta(base, std::string("\x0a\x04\x91\x02\x04", 5), "d"), "2345");
+  // A result of 2^62 bytes declared: nothing is reserved for it, and it is not produced.
+  EXPECT_EQ(error_of([&] {
+              apply_delta(base, std::string("\x0a\x80\x80\x80\x80\x80\x80\x80\x80\x40\x01x", 12),
+                          "d");
+            }),
+            "d: delta produced 1 bytes, expected 4611686018427387904");
+  EXPECT_EQ(error_of([&] { apply_delta(base, std::string("\x0a\x02\x91\x02\x04", 5), "d"); }),
+            "d: delta produces more than its declared 2 bytes");
+  EXPECT_EQ(error_of([&] { apply_delta(base, std::string("\x0a\x04\x05xy", 5), "d"); }),
+            "d: truncated delta insert");
 }
 
 }  // namespace

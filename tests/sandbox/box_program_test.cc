@@ -120,6 +120,13 @@ TEST(InitConfig, MalformedConfigurationsAreNamedErrors) {
       "box: malformed config: hostname \"" + std::string(65, 'h') + "\" (1 to 64 characters)");
   EXPECT_EQ(with([](InitConfig& c) { c.limits.timeout_s = -1; }),
             "box: malformed config: timeout -1.000000 s");
+  // A flag is 0 or 1: one decoded config has one encoding (found by fuzz_init_config).
+  std::string flag = good;
+  flag[24 + 6] = 1;  // as_root, after version, uid and gid: 0x0001000000000001
+  EXPECT_EQ(error_of(flag), "box: malformed config: as-root flag 281474976710657 (0 or 1)");
+  flag = good;
+  flag[flag.size() - 8] = 2;  // nproc_backstop, the last field
+  EXPECT_EQ(error_of(flag), "box: malformed config: nproc backstop flag 2 (0 or 1)");
 }
 
 TEST(BoxProgram, IsFoundAndExecutable) {

@@ -1,0 +1,1 @@
+cd src && cat a.py b.py > out.txt 2>&1; sed -i "s/x/y/" k.py && git commit -am "cand1(rms v001): fused — 1.3x"
