@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# The one entry point for building kdispatch on Debian 12.
-#   ./build.sh demo      install missing packages, build, run `kdispatch demo`
-#   ./build.sh test      install missing packages, build, run the whole test suite
-#   ./build.sh sanitize  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
-#   ./build.sh fuzz      build the libFuzzer targets with clang and run each briefly
-#   ./build.sh bench     build in Release and run the benchmarks (bench/README.md)
+# The one entry point for building kdispatch on Debian 12: ./build.sh COMMAND (usage below).
+# KD_WERROR=ON in the environment makes compiler warnings errors (CI sets it: .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+usage() {
+  cat >&2 <<'EOF'
+usage: ./build.sh COMMAND
+  demo      install missing packages, build, run `kdispatch demo`
+  test      install missing packages, build, run the whole test suite
+  sanitize  the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+  fuzz      build the libFuzzer targets with clang and run each briefly
+  bench     build in Release and run the benchmarks (bench/README.md)
+EOF
+}
 
 packages=(g++ cmake ninja-build pkg-config git ca-certificates python3 python3-numpy
   libcurl4-openssl-dev nlohmann-json3-dev libboost-dev libseccomp-dev libgit2-dev libzstd-dev
@@ -28,12 +35,12 @@ install_missing() {
 build() {  # build DIR [cmake args...]
   local dir=$1
   shift
-  cmake -S . -B "$dir" -G Ninja -Wno-dev "$@" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -Wno-dev -DKD_WERROR="${KD_WERROR:-OFF}" "$@" >/dev/null
   cmake --build "$dir" -j "$(nproc)"
 }
 
 run_tests() {  # run_tests DIR
-  # Sandbox tests spawn many processes; two jobs per core keeps the machine responsive.
+  # One test per core: each is a process, and the sandbox tests spawn many more.
   ctest --test-dir "$1" --output-on-failure -j "$(nproc)"
 }
 
@@ -41,7 +48,7 @@ case "${1:-}" in
   demo)
     install_missing "${packages[@]}"
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    exec build/dispatcher/kdispatch demo "${@:2}"
+    exec build/bin/kdispatch demo "${@:2}"
     ;;
   test)
     install_missing "${packages[@]}"
@@ -56,7 +63,7 @@ case "${1:-}" in
   fuzz)
     install_missing "${packages[@]}" clang libclang-rt-14-dev
     CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DKD_FUZZ=ON -DKD_TESTS=OFF -DKD_BENCH=OFF >/dev/null
+      -DKD_WERROR="${KD_WERROR:-OFF}" -DKD_FUZZ=ON -DKD_TESTS=OFF -DKD_BENCH=OFF >/dev/null
     cmake --build build-fuzz -j "$(nproc)" --target fuzzers
     for f in build-fuzz/tests/fuzz/fuzz_*; do
       [ -f "$f" ] && [ -x "$f" ] || continue
@@ -71,7 +78,7 @@ case "${1:-}" in
     bench/run_all.sh build-release
     ;;
   *)
-    sed -n '2,7p' "$0" >&2
+    usage
     exit 64
     ;;
 esac

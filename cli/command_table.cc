@@ -9,43 +9,68 @@
 namespace kd::cli {
 namespace {
 
+// The heavy commands' runners exist in kdispatch-full only (its build defines
+// KD_FULL_BINARY); in the front they are null and never referenced, so not linked.
+#ifdef KD_FULL_BINARY
+#define KD_FULL_ONLY(run) run
+#else
+#define KD_FULL_ONLY(run) nullptr
+#endif
+
 constexpr std::string_view kModel =
     "MODEL = --provider anthropic|openai|fake [--model NAME] [--base-url URL] [--script FILE]\n"
     "BUDGET = [--max-turns N] [--max-cost USD]   (per author session)";
 
-constexpr CommandUsage kCommands[] = {
+constexpr Command kCommands[] = {
     {"brief",
-     "brief --wiki DIR --family SLUG --experiment vNNN [--chips FILE] [--json] [--out FILE]"},
+     "brief --wiki DIR --family SLUG --experiment vNNN [--chips FILE] [--json] [--out FILE]",
+     cmd_brief},
     {"sandbox",
      "sandbox exec --worktree DIR [--profile author|verifier|FILE] [--ro PATH]... [--mask "
      "PATH]...\n"
-     "                [--chip ID] [--chips FILE] [--timeout S] [--json] -- CMD [ARG...]"},
+     "                [--chip ID] [--chips FILE] [--timeout S] [--json] -- CMD [ARG...]",
+     cmd_sandbox},
     {"author",
      "author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]\n"
-     "                [--run-root DIR] [--supervise] [--tool-dir DIR]... [BUDGET]"},
+     "                [--run-root DIR] [--supervise] [--tool-dir DIR]... [BUDGET]",
+     KD_FULL_ONLY(cmd_author)},
     {"verify",
      "verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full] [--verify-cmd TEMPLATE]\n"
-     "                [--tool-dir DIR]... [--file] [--json] [MODEL: the LLM verifier]"},
+     "                [--tool-dir DIR]... [--file] [--json] [MODEL: the LLM verifier]",
+     KD_FULL_ONLY(cmd_verify)},
     {"run",
      "run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]\n"
      "                [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume]\n"
      "                [--file] [--parallel N] [--status-every S] [BUDGET] [--max-campaign-cost "
-     "USD]"},
-    {"status", "status [--run-root DIR]"},
-    {"receipt", "receipt verify FILE"},
-    {"transcript", "transcript verify FILE"},
+     "USD]",
+     KD_FULL_ONLY(cmd_run)},
+    {"status", "status [--run-root DIR]", KD_FULL_ONLY(cmd_status)},
+    {"receipt", "receipt verify FILE", cmd_receipt},
+    {"transcript", "transcript verify FILE", cmd_transcript},
     {"audit",
      "audit PATH... [--worktree DIR] [--reference PATH]... [--no-peek GLOB]...\n"
      "                [--wiki DIR --family SLUG --experiment vNNN] [--plan ID]... [--bar X]\n"
      "                [--stub-committed TIME] [--repo DIR] [--branch NAME] [--receipts DIR]...\n"
-     "                [--policy FILE] [--json]"},
-    {"fake-llm", "fake-llm --script FILE [--listen 127.0.0.1:0]"},
-    {"demo", "demo [--run-root DIR]"},
+     "                [--policy FILE] [--json]",
+     KD_FULL_ONLY(cmd_audit)},
+    {"fake-llm", "fake-llm --script FILE [--listen 127.0.0.1:0]", KD_FULL_ONLY(cmd_fake_llm)},
+    {"demo", "demo [--run-root DIR]", KD_FULL_ONLY(cmd_demo)},
 };
+
+#undef KD_FULL_ONLY
+
+constexpr bool every_command_runs() {
+  for (const Command& c : kCommands)
+    if (!c.run) return false;
+  return true;
+}
+#ifdef KD_FULL_BINARY
+static_assert(every_command_runs(), "kdispatch-full runs every command itself");
+#endif
 
 }  // namespace
 
-const CommandUsage* find_command(std::string_view name) {
+const Command* find_command(std::string_view name) {
   for (const auto& c : kCommands)
     if (c.name == name) return &c;
   return nullptr;
@@ -62,7 +87,7 @@ void print_help(std::FILE* out) {
       "64 usage error, 70 internal error\n");
 }
 
-const CommandUsage* route(int argc, char** argv, int& exit_status) {
+const Command* route(int argc, char** argv, int& exit_status) {
   if (argc < 2) {
     print_help(stderr);
     exit_status = kExitUsage;
@@ -74,7 +99,7 @@ const CommandUsage* route(int argc, char** argv, int& exit_status) {
     exit_status = kExitOk;
     return nullptr;
   }
-  const CommandUsage* command = find_command(name);
+  const Command* command = find_command(name);
   if (!command) {
     std::fprintf(stderr, "kdispatch: unknown command \"%s\" (try kdispatch help)\n", argv[1]);
     exit_status = kExitUsage;
@@ -82,10 +107,10 @@ const CommandUsage* route(int argc, char** argv, int& exit_status) {
   return command;
 }
 
-int run_command(const CommandUsage& command, int (*run)(const Args&), const Args& args) {
+int run_command(const Command& command, const Args& args) {
   const std::string name(command.name);
   try {
-    return run(args);
+    return command.run(args);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kdispatch %s: %s\nusage: kdispatch %.*s\n", name.c_str(), e.what(),
                  int(command.usage.size()), command.usage.data());

@@ -1,6 +1,9 @@
-// The subcommands' names and usage lines, the help text and the failure-to-exit-status mapping,
-// shared by the two binaries behind `kdispatch`: the lean front (help, brief) and the full one
-// it execs for every other command.
+// The one command table of `kdispatch`: each subcommand's name, usage line and runner, the help
+// text and the failure-to-exit-status mapping. Both binaries compile it (command_table.cc):
+// kdispatch-full with every runner; the lean front kdispatch with the runners of the light
+// commands only (help, brief, sandbox exec, receipt verify, transcript verify), the others null
+// there, "runs in the full binary", so the front never links what they need (network, libgit2,
+// the agents) and execs kdispatch-full for them.
 #pragma once
 
 #include <cstdio>
@@ -10,19 +13,20 @@
 
 namespace kd::cli {
 
-struct CommandUsage {
+struct Command {
   std::string_view name;
   std::string_view usage;
+  int (*run)(const Args&);  // null: runs in kdispatch-full
 };
 
-// The usage line of command `name`, or nullptr when there is no such command.
-const CommandUsage* find_command(std::string_view name);
+// Command `name`, or nullptr when there is no such command.
+const Command* find_command(std::string_view name);
 // What both binaries answer alike: no command and help (printed), an unknown command (named).
 // Returns the command to run, or nullptr with `exit_status` set.
-const CommandUsage* route(int argc, char** argv, int& exit_status);
+const Command* route(int argc, char** argv, int& exit_status);
 void print_help(std::FILE* out);
-// Runs `run` on `args`, mapping UsageError to 64 with the usage line, kd::Error and other
-// exceptions to 70; messages go to stderr prefixed with "kdispatch <name>".
-int run_command(const CommandUsage& command, int (*run)(const Args&), const Args& args);
+// Runs `command` (which has a runner) on `args`, mapping UsageError to 64 with the usage line,
+// kd::Error and other exceptions to 70; messages go to stderr prefixed with "kdispatch <name>".
+int run_command(const Command& command, const Args& args);
 
 }  // namespace kd::cli

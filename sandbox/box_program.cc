@@ -7,10 +7,12 @@
 
 #include <cerrno>
 #include <csignal>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/errors.h"
+#include "common/policy_path.h"
 
 namespace kd::sandbox {
 namespace {
@@ -19,15 +21,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kProgramName = "kdispatch-box";
 constexpr int kControlFd = 3;  // where box_main.cc reads its control socket
-
-fs::path own_directory() {
-  std::string self(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
-  if (n <= 0 || size_t(n) >= self.size())
-    throw_sys("box: readlink", "/proc/self/exe", n < 0 ? errno : ENAMETOOLONG);
-  self.resize(size_t(n));
-  return fs::path(self).parent_path();
-}
 
 // The spawn's file actions, the attributes, and their cleanup in one place.
 class SpawnSetup {
@@ -55,38 +48,28 @@ void check(int rc, const char* call) {
   if (rc != 0) throw_sys(std::string("box: ") + call, kProgramName, rc);
 }
 
-// Whether `dir` is the build tree or beneath it (a test or benchmark of this build).
-bool in_build_tree(const fs::path& dir) {
-#ifdef KD_BUILD_TREE
-  const std::string tree = KD_BUILD_TREE;
-  const std::string d = dir.string();
-  return d.compare(0, tree.size(), tree) == 0 && (d.size() == tree.size() || d[tree.size()] == '/');
-#else
-  (void)dir;
-  return false;
-#endif
-}
-
 }  // namespace
 
 fs::path box_program_path() {
-  const fs::path dir = own_directory();
-  const fs::path next = dir / kProgramName;
+  const fs::path next = executable_path().parent_path() / kProgramName;
   fs::path path = next;
   struct stat st;
   int found = ::stat(path.c_str(), &st);
   int err = errno;
-#ifdef KD_BOX_PROGRAM
-  // Only for programs of the build tree: an installed one never reaches back into it.
-  if (found != 0 && err == ENOENT && in_build_tree(dir)) {
-    path = KD_BOX_PROGRAM;
-    found = ::stat(path.c_str(), &st);
-    err = errno;
+  // A test or benchmark of the build tree sits below it, not beside the programs: it uses the
+  // build's bin/, found as the policies are. An installed program has it beside itself.
+  if (found != 0 && err == ENOENT) {
+    if (const std::optional<fs::path> prefix = installation_prefix()) {
+      if (const fs::path other = *prefix / "bin" / kProgramName; other != next) {
+        found = ::stat(other.c_str(), &st);
+        err = errno;
+        if (found == 0) path = other;
+      }
+    }
   }
-#endif
   if (found != 0) {
     throw Error("box: the box program " + quote(next.string()) + " cannot be used (stat: " +
-                errno_name(err) + "); it is installed next to kdispatch-full");
+                errno_name(err) + "); it is installed next to kdispatch");
   }
   if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
     throw Error("box: the box program " + quote(path.string()) +

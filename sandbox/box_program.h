@@ -8,9 +8,10 @@
 
 namespace kd::sandbox {
 
-// kdispatch-box next to the running executable (where kdispatch-full is installed), else the
-// one this build made (tests and benchmarks run from the build tree). Throws kd::Error naming
-// the path when it is missing or not an executable regular file.
+// kdispatch-box next to the running executable (kdispatch and kdispatch-full are installed
+// beside it), else in the bin/ of the installation the program belongs to (common/policy_path.h:
+// the build tree's tests and benchmarks). Throws kd::Error naming the path when it is missing or
+// not an executable regular file.
 std::filesystem::path box_program_path();
 
 // Starts the box program with `control_fd` as its fd 3, every other descriptor closed, an

@@ -18,7 +18,7 @@ if [[ ${PIN:-1} != 0 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); t
 fi
 out=$(mktemp)
 transcripts=$(mktemp -d "$build/bench-transcripts.XXXXXX")
-"${server_cpu[@]}" "$build"/dispatcher/kdispatch fake-llm --script "$here/stream_script.json" >"$out" &
+"${server_cpu[@]}" "$build"/bin/kdispatch fake-llm --script "$here/stream_script.json" >"$out" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$out" "$transcripts"' EXIT
 for _ in $(seq 50); do

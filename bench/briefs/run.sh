@@ -7,8 +7,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$build"/bench/briefs/bench_gen_wiki "$work/wiki" --pages 5000
 echo "loose objects:"
-"$build"/bench/briefs/bench_brief_process "$build"/dispatcher/kdispatch "$work/wiki" rms-norm v002 50
+"$build"/bench/briefs/bench_brief_process "$build"/bin/kdispatch "$work/wiki" rms-norm v002 50
 git -C "$work/wiki" gc -q
 git -C "$work/wiki/raw/code/normkit" gc -q
 echo "packed objects (git gc):"
-"$build"/bench/briefs/bench_brief_process "$build"/dispatcher/kdispatch "$work/wiki" rms-norm v002 50
+"$build"/bench/briefs/bench_brief_process "$build"/bin/kdispatch "$work/wiki" rms-norm v002 50

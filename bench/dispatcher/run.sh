@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 here=$(cd "$(dirname "$0")" && pwd)
-kd="$build/dispatcher/kdispatch"
+kd="$build/bin/kdispatch"
 work=$(mktemp -d /var/tmp/kd-campaign.XXXXXX)  # off /tmp: boxes mount their own tmpfs there
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"

@@ -162,8 +162,7 @@ TEST(BoxProgram, RefusesAMalformedConfigurationByName) {
 TEST(BoxProgram, MissingOrNotExecutableIsANamedRefusal) {
   kd::test::TempDir dir;
   const fs::path bin = fs::path(KD_BINARY).parent_path();
-  for (const char* name : {"kdispatch", "kdispatch-full"})
-    fs::copy_file(bin / name, fs::path(dir.path()) / name);
+  fs::copy_file(bin / "kdispatch", fs::path(dir.path()) / "kdispatch");
   kd::test::TempDir wt;
   // As root a box runs as the worktree's owner, never root: a root-owned one is refused first.
   if (::geteuid() == 0) {
@@ -171,7 +170,10 @@ TEST(BoxProgram, MissingOrNotExecutableIsANamedRefusal) {
   }
   const std::vector<std::string> args = {dir / "kdispatch", "sandbox", "exec",     "--worktree",
                                          wt.path(),         "--",      "/bin/true"};
-  auto missing = kd::test::run_process(args);
+  // The policies from the sources: this copy has no installation around it.
+  const std::map<std::string, std::string> env = {
+      {"KDISPATCH_POLICY_DIR", std::string(KD_SOURCE_DIR) + "/policies"}};
+  auto missing = kd::test::run_process(args, "", env);
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.err.find("box: the box program \"" + dir / "kdispatch-box" +
                              "\" cannot be used (stat: ENOENT)"),
@@ -179,7 +181,7 @@ TEST(BoxProgram, MissingOrNotExecutableIsANamedRefusal) {
       << missing.err;
   fs::copy_file(bin / "kdispatch-box", fs::path(dir.path()) / "kdispatch-box");
   ASSERT_EQ(::chmod((dir / "kdispatch-box").c_str(), 0644), 0);
-  auto not_executable = kd::test::run_process(args);
+  auto not_executable = kd::test::run_process(args, "", env);
   EXPECT_NE(not_executable.exit_code, 0);
   EXPECT_NE(not_executable.err.find("box: the box program \"" + dir / "kdispatch-box" +
                                     "\" is not an executable regular file"),
