@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "audit/context.h"
 #include "common/time.h"
 
 namespace kd::dispatcher {

@@ -220,9 +220,13 @@ std::optional<CommitTree::Entry> CommitTree::lookup(const std::string& path) con
 
 std::vector<std::string> CommitTree::list(const std::string& path) const {
   std::vector<std::string> names;
-  std::optional<TreeEntry> e = entry(path);
-  if (!e || !e->is_tree()) return names;
-  for (auto& t : parse_tree(reader_->objects().read(e->id, ObjectType::tree).data, "tree " + e->id))
+  std::string tree = root_;  // "" is the root, which has no entry of its own
+  if (!path.empty()) {
+    std::optional<TreeEntry> e = entry(path);
+    if (!e || !e->is_tree()) return names;
+    tree = e->id;
+  }
+  for (auto& t : parse_tree(reader_->objects().read(tree, ObjectType::tree).data, "tree " + tree))
     if (t.is_blob()) names.push_back(std::move(t.name));
   std::sort(names.begin(), names.end());
   return names;

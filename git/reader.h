@@ -87,7 +87,7 @@ class CommitTree {
   std::optional<Entry> lookup(const std::string& path) const;
   // The raw tree entry at `path` (its mode and id), or nullopt.
   std::optional<TreeEntry> entry(const std::string& path) const;
-  // Names of the blobs directly inside directory `path`, sorted.
+  // Names of the blobs directly inside directory `path` ("" for the root), sorted.
   std::vector<std::string> list(const std::string& path) const;
   const Reader& reader() const { return *reader_; }
   const std::string& root_tree() const { return root_; }

@@ -1,4 +1,4 @@
-// The briefs' own git reader against repositories written by the git command line: loose
+// The object store and the reader without libgit2 (git/objects.h, git/reader.h) against repositories written by the git command line: loose
 // objects, packs with offset and ref deltas, packed refs, tags, worktrees, alternates; and the
 // refusals: corrupt objects, unknown formats, ref names that leave the refs directory.
 #include <gtest/gtest.h>
@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "briefs/wiki_repo.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "git/object_format.h"
 #include "git/objects.h"
+#include "git/reader.h"
 #include "tests/support/process.h"
 
 namespace fs = std::filesystem;
