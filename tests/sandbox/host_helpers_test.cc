@@ -9,7 +9,7 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "sandbox/env_scrub.h"
-#include "sandbox/openat2_beneath.h"
+#include "common/agent_file.h"
 #include "tests/support/process.h"
 
 namespace kd::sandbox {
