@@ -463,6 +463,40 @@ TEST_F(BoxTest, TheReferenceStaysWhereTheHostBindsIt) {
   EXPECT_NE(error_of([&] { Box::open(s); }).find("ELOOP"), std::string::npos);
 }
 
+// The same as an unprivileged user, where the sources are opened in the box's own mount
+// namespace instead of by root before it drops: the parent is pinned, and a parent swapped for a
+// link refuses the box.
+TEST(BoxAsNobody, TheReferenceStaysWhereTheHostBindsIt) {
+  kd::test::BatteryHost nobody(true);
+  const std::string wt = nobody.wt();
+  fs::create_directories(wt + "/pkg");
+  kd::write_file_atomic(wt + "/pkg/ref.py", "REFERENCE\n");
+  struct stat owner;
+  ASSERT_EQ(::stat(wt.c_str(), &owner), 0);
+  for (const char* p : {"/pkg", "/pkg/ref.py"})
+    ASSERT_EQ(::lchown((wt + p).c_str(), owner.st_uid, owner.st_gid), 0);
+  const std::vector<std::string> exec = {KD_BINARY, "sandbox",          "exec",   "--worktree", wt,
+                                         "--ro",    wt + "/pkg/ref.py", "--json", "--"};
+  auto argv = exec;
+  argv.insert(argv.end(), {"/bin/sh", "-c", "mv pkg moved; echo mv=$?; cat pkg/ref.py"});
+  auto o = nobody.run(argv);
+  ASSERT_TRUE(o.result.is_object()) << o.err;
+  EXPECT_EQ(o.lines, (std::vector<std::string>{"mv=1", "REFERENCE"})) << o.result.dump(2);
+  EXPECT_NE(o.result["stderr"].get<std::string>().find("Device or resource busy"),
+            std::string::npos)
+      << o.result.dump(2);
+  fs::rename(wt + "/pkg", wt + "/pkg-moved");
+  fs::create_symlink(nobody.outside(), wt + "/pkg");
+  kd::write_file_atomic(nobody.outside() + "/ref.py", "OUTSIDE REF\n");
+  argv = exec;
+  argv.insert(argv.end(), {"/bin/cat", wt + "/pkg/ref.py"});
+  auto refused = nobody.run(argv);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE((refused.err + refused.result.dump()).find("ELOOP"), std::string::npos)
+      << refused.err << refused.result.dump();
+  EXPECT_EQ((refused.err + refused.result.dump()).find("OUTSIDE REF"), std::string::npos);
+}
+
 TEST_F(BoxTest, AMissingRequiredLayerRefusesToRun) {
   // As nobody no cgroup can be made here: a profile that requires one must refuse, naming it.
   kd::test::BatteryHost nobody(true);
