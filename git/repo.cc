@@ -484,6 +484,20 @@ WorktreeSetup prepare_worktree(const WorktreeRequest& ref,
   }
   std::string refname = "refs/heads/" + out.branch;
 
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(ref.worktree)) &&
+      !std::filesystem::exists(out.gitdir / "HEAD", ec)) {
+    // An add cut short (the process killed between libgit2's writes): the worktree's admin dir
+    // never got its HEAD, so no prepare returned and no session ran there. Made again.
+    if (std::filesystem::exists(std::filesystem::symlink_status(ref.worktree / ".git")))
+      check_dot_git(ref.worktree, out.gitdir);
+    UniqueFd top(::open(ref.worktree.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top) throw_sys("open", quote(ref.worktree.string()) + ", O_DIRECTORY|O_NOFOLLOW", errno);
+    clear_tree(top.get(), ref.worktree.string(), false);
+    if (::rmdir(ref.worktree.c_str()) != 0) throw_sys("rmdir", quote(ref.worktree.string()), errno);
+    std::filesystem::remove_all(out.gitdir);
+    out.notes.push_back("the worktree of an interrupted add was made again");
+  }
   if (!std::filesystem::exists(ref.worktree)) {
     std::filesystem::create_directories(ref.worktree.parent_path());
     // Families add worktrees to one repository at once, and libgit2's add is not safe against

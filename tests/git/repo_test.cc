@@ -235,6 +235,23 @@ TEST_F(GitRepoTest, ExistingBranchIsNeverResetButSuffixed) {
   EXPECT_EQ(again.branch, s.branch);
 }
 
+// A dispatcher killed inside libgit2's worktree add leaves a worktree whose admin dir has no HEAD
+// yet: no session ever ran there, and the next prepare makes it again instead of failing on it.
+TEST_F(GitRepoTest, AnInterruptedAddIsMadeAgain) {
+  WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
+  std::filesystem::remove(s.gitdir / "HEAD");
+  std::filesystem::remove(s.gitdir / "commondir");
+  WorktreeSetup again = prepare_worktree(ref("v001"), std::nullopt);
+  EXPECT_EQ(again.branch, "kernel/fam-p1-v001");
+  EXPECT_EQ(git_out(again.worktree.string(), {"rev-parse", "--abbrev-ref", "HEAD"}),
+            "kernel/fam-p1-v001");
+  EXPECT_EQ(read_file(again.worktree / "kernel.py"), "def workload(x):\n    return x\n");
+  std::string notes;
+  for (const auto& n : again.notes)
+    notes += n + "\n";
+  EXPECT_NE(notes.find("interrupted add"), std::string::npos) << notes;
+}
+
 TEST_F(GitRepoTest, RedirectedDotGitIsRefused) {
   WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
   write_file_atomic(s.worktree / ".git", "gitdir: " + home + "/.git\n");
