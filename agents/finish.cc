@@ -73,7 +73,8 @@ std::vector<std::string> check_finish(const json& in, const FinishContext& ctx) 
     }
     if (!row.receipt.empty() && !no_commit(row.receipt) && ctx.receipt_exists &&
         !ctx.receipt_exists(row.receipt)) {
-      p.push_back(at + ": receipt " + row.receipt + " does not exist");
+      p.push_back(at + ": receipt " + row.receipt +
+                  " is not a file in your artifact dir (cite it by its path relative to the wiki)");
     }
   }
 

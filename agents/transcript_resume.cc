@@ -1,11 +1,13 @@
 #include "agents/transcript_resume.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <set>
 
+#include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
@@ -15,6 +17,9 @@
 
 namespace kd::agents {
 namespace {
+
+// A tool result kept as a blob is at most what a tool returns; far more is not a blob we wrote.
+constexpr std::uint64_t kMaxBlobBytes = 1ull << 30;
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -153,8 +158,10 @@ class Rebuilder {
     if (d.contains("content")) return d["content"].get<std::string>();
     std::string digest = d.at("content_ref").get<std::string>();
     fs::path blob = dir_ / "blobs" / digest;
-    if (!fs::exists(blob)) throw Error("blob " + quote(blob.string()) + " is missing");
-    std::string bytes = read_file(blob);
+    if (!fs::exists(fs::symlink_status(blob)))
+      throw Error("blob " + quote(blob.string()) + " is missing");
+    // Read back as every file of a run is: beneath its directory, no link, a regular file.
+    std::string bytes = read_agent_file(dir_ / "blobs", digest, kMaxBlobBytes);
     if (sha256_hex(bytes) != digest) {
       throw Error("blob " + quote(blob.string()) + " does not match its digest");
     }
@@ -174,10 +181,15 @@ ResumeState read_resume_state(const fs::path& dir) {
   st.tail.head = std::string(contract::kZeroHash);
   fs::path path = dir / "transcript.jsonl";
   std::string where = quote(path.string());
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return st;
     throw_sys("open", where, errno);
+  }
+  struct stat file_stat;
+  if (::fstat(fd, &file_stat) != 0 || !S_ISREG(file_stat.st_mode)) {
+    ::close(fd);
+    throw Error(where + " is not a regular file; not resumed from");
   }
   contract::ChainVerifier verifier;
   Rebuilder rebuild(dir, st);

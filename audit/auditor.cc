@@ -10,6 +10,7 @@
 #include "audit/repo_commits.h"
 #include "audit/shell_scan.h"
 #include "audit/text_rules.h"
+#include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/glob.h"
@@ -17,6 +18,7 @@
 #include "common/time.h"
 #include "contract/ledger.h"
 #include "contract/receipt.h"
+#include "contract/run_record.h"
 
 namespace kd::audit {
 namespace {
@@ -65,7 +67,10 @@ class FileAudit {
     if (ctx_.worktree.empty()) ctx_.worktree = h.worktree;
     if (ctx_.references.empty()) ctx_.references = h.references;
     if (ctx_.no_peek.empty()) ctx_.no_peek = h.no_peek;
-    if (!h.artifact_dir.empty()) ctx_.receipt_dirs.push_back(h.artifact_dir);
+    if (!h.artifact_dir.empty()) {
+      ctx_.receipt_dirs.push_back(h.artifact_dir);
+      ctx_.writable.push_back(h.artifact_dir);
+    }
   }
 
   void cwd(const std::string& dir) {
@@ -94,9 +99,11 @@ class FileAudit {
         finish_payload_ = e.content;
         finish_line_ = e.line;
         break;
+      case EventKind::Violation:
+        on_violation(e);
+        break;
       case EventKind::Command:
       case EventKind::Subagent:
-      case EventKind::Violation:
         break;
     }
   }
@@ -133,13 +140,13 @@ class FileAudit {
 
   // Shared with run-directory outcomes: a `supported` claim needs a full, firing PASS at the bar.
   void check_supported(const std::string& receipt, std::optional<double> bar, uint64_t line,
-                       const std::string& what) {
+                       const std::string& what, const std::string& only = "") {
     if (!policy_.enabled(Rule::SupportedWithoutPass)) return;
     if (empty_cell(receipt)) {
       add(Rule::SupportedWithoutPass, what + " is supported without a receipt", line);
       return;
     }
-    const contract::ReceiptCheck* r = receipt_check(receipt);
+    const contract::ReceiptCheck* r = receipt_check(receipt, only);
     if (!r) {
       add(Rule::SupportedWithoutPass,
           what + " is supported but its receipt " + quote(receipt) + " does not resolve", line);
@@ -173,6 +180,25 @@ class FileAudit {
           line);
   }
 
+  // author/tree.json, the dispatcher's look at the worktree once the author's box was gone.
+  void tree_survey(const fs::path& tree_json) {
+    if (!policy_.enabled(Rule::WorktreeTampering)) return;
+    std::error_code ec;
+    if (!fs::is_regular_file(tree_json, ec)) {
+      note_unchecked(Rule::WorktreeTampering, "no author/tree.json in the run directory");
+      return;
+    }
+    const nlohmann::json doc = nlohmann::json::parse(read_file(tree_json), nullptr, false);
+    if (!doc.is_object() || !doc.contains("findings") || !doc["findings"].is_array()) {
+      add(Rule::WorktreeTampering, quote(tree_json.string()) + " is not a worktree survey", 0);
+      return;
+    }
+    for (const auto& f : doc["findings"])
+      add(Rule::WorktreeTampering,
+          "the author left in the worktree: " + (f.is_string() ? f.get<std::string>() : f.dump()),
+          0);
+  }
+
   const AuditContext& context() const { return ctx_; }
 
  private:
@@ -199,21 +225,37 @@ class FileAudit {
     return false;
   }
 
+  // The wiki, the runs' root and the home repository are never scratch, wherever they are kept
+  // (a wiki under /tmp is still the wiki).
+  bool never_scratch(const std::string& path) const {
+    std::vector<std::string> roots = ctx_.never_scratch;
+    roots.push_back(ctx_.wiki);
+    roots.push_back(ctx_.repository);
+    for (const auto& root : roots)
+      if (!root.empty() && path_within(path, resolve_path("", root))) return true;
+    return false;
+  }
+
   void on_write(const Event& e) {
-    bool absolute = !e.path.empty() && e.path[0] == '/';
-    if (policy_.enabled(Rule::WriteOutsideWorktree) && absolute && !ctx_.worktree.empty() &&
-        !path_within(e.path, resolve_path("", ctx_.worktree))) {
-      // A wiki kept under a scratch root (/tmp) is still the wiki: the allowed roots do not
-      // cover a write beside the worktree into its pages.
+    // Judged by where the write lands: a relative path is the worktree's, ".." resolved.
+    const std::string landed = ctx_.worktree.empty() || e.path.empty()
+                                   ? std::string()
+                                   : resolve_path(ctx_.worktree, e.path);
+    if (policy_.enabled(Rule::WriteOutsideWorktree) && !landed.empty() &&
+        !path_within(landed, resolve_path("", ctx_.worktree))) {
       bool allowed = false;
-      if (ctx_.wiki.empty() || !path_within(e.path, ctx_.wiki)) {
+      for (const auto& dir : ctx_.writable)
+        allowed = allowed || path_within(landed, resolve_path("", dir));
+      if (!allowed && !never_scratch(landed)) {
         for (const auto& root : policy_.allowed_write_roots)
-          allowed = allowed || path_within(e.path, root);
+          allowed = allowed || path_within(landed, root);
       }
-      if (!allowed && written_outside_.insert(e.path).second)
+      if (!allowed && written_outside_.insert(landed).second)
         add(Rule::WriteOutsideWorktree,
-            "write outside the worktree " + quote(ctx_.worktree) + ": " + quote(e.path) + " (" +
-                e.tool + ")",
+            "write outside the worktree " + quote(ctx_.worktree) + ": " + quote(landed) + " (" +
+                e.tool +
+                (never_scratch(landed) ? ", into the wiki, the runs or the home repository" : "") +
+                ")",
             e.line);
     }
     if (policy_.enabled(Rule::ReferenceWrite) && is_reference(e.path))
@@ -231,6 +273,14 @@ class FileAudit {
       check_supported(front_matter_value(e.content, "verified_by"), bar, e.line,
                       "page " + quote(e.path));
     }
+  }
+
+  // What the box refused is an attempt, whatever it was kept from. Limits a command ran into
+  // (its deadline, an rlimit, the cgroup, the output cap) are not attempts.
+  void on_violation(const Event& e) {
+    static const std::set<std::string> kLimits = {"timeout", "rlimit", "cgroup", "output"};
+    if (!policy_.enabled(Rule::SandboxViolation) || kLimits.count(e.tool)) return;
+    add(Rule::SandboxViolation, "the sandbox refused: " + e.text, e.line);
   }
 
   bool no_peek_match(const std::string& path) const {
@@ -290,28 +340,44 @@ class FileAudit {
     }
   }
 
-  const contract::ReceiptCheck* receipt_check(const std::string& cited) {
-    auto it = receipts_.find(cited);
+  // A cited receipt, resolved beneath one of the places receipts are kept (or, given absolute
+  // and outside them, beneath its own directory) and read as a file an agent could have left: no
+  // link, FIFO or device is followed or read. `only` restricts the places to one directory.
+  const contract::ReceiptCheck* receipt_check(const std::string& cited,
+                                              const std::string& only = "") {
+    const std::string key = only + "\n" + cited;
+    auto it = receipts_.find(key);
     if (it != receipts_.end()) return it->second ? &*it->second : nullptr;
-    std::vector<fs::path> candidates;
-    fs::path p(cited);
-    if (p.is_absolute()) {
-      candidates.push_back(p);
+    std::vector<std::pair<fs::path, fs::path>> candidates;  // (directory, path beneath it)
+    const fs::path p = fs::path(cited).lexically_normal();
+    std::vector<fs::path> dirs;
+    if (!only.empty()) {
+      dirs.push_back(only);
     } else {
       for (const auto& d : ctx_.receipt_dirs)
-        candidates.push_back(fs::path(d) / p);
-      if (!ctx_.worktree.empty()) candidates.push_back(fs::path(ctx_.worktree) / p);
-      candidates.push_back(file_.parent_path() / p);
+        dirs.push_back(d);
+      if (!ctx_.worktree.empty()) dirs.push_back(ctx_.worktree);
+      dirs.push_back(file_.parent_path());
     }
+    for (const auto& d : dirs) {
+      const fs::path rel =
+          p.is_absolute() ? p.lexically_relative(fs::path(d).lexically_normal()) : p;
+      if (!rel.empty() && *rel.begin() != "..") candidates.emplace_back(d, rel);
+    }
+    if (p.is_absolute() && only.empty()) candidates.emplace_back(p.parent_path(), p.filename());
     std::optional<contract::ReceiptCheck> found;
-    for (const auto& c : candidates) {
-      std::error_code ec;
-      if (fs::is_regular_file(c, ec)) {
-        found = contract::validate_receipt(c);
-        break;
+    for (const auto& [dir, rel] : candidates) {
+      if (!agent_regular_file(dir, rel)) continue;
+      try {
+        found = contract::validate_receipt_text(read_agent_file(dir, rel, kMaxAgentJsonBytes),
+                                                (dir / rel).string());
+      } catch (const Error& e) {
+        found.emplace();
+        found->problems.push_back(e.what());
       }
+      break;
     }
-    auto& slot = receipts_[cited];
+    auto& slot = receipts_[key];
     slot = std::move(found);
     return slot ? &*slot : nullptr;
   }
@@ -500,8 +566,25 @@ bool wants_events(const AuditPolicy& policy) {
   return false;
 }
 
-// A run directory's outcome.json: a `supported` verdict is checked against its receipt.
-void audit_outcome(const fs::path& run, FileAudit& audit) {
+// The run record (run.json) of a run directory whose author transcript this is, when there is one.
+std::optional<contract::RunRecord> run_record_of(const fs::path& file) {
+  if (file.filename() != "transcript.jsonl" || file.parent_path().filename() != "author")
+    return std::nullopt;
+  const fs::path run = file.parent_path().parent_path();
+  std::error_code ec;
+  if (!fs::is_regular_file(run / "run.json", ec)) return std::nullopt;
+  try {
+    return contract::RunRecord::load(run);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// A run directory's outcome.json: a `supported` verdict is checked against its receipt, the one
+// the run record's wiki holds at the recorded path (never a file of the same name an author could
+// have left in a directory searched first).
+void audit_outcome(const fs::path& run, const std::optional<contract::RunRecord>& record,
+                   FileAudit& audit) {
   fs::path outcome = run / "outcome.json";
   std::error_code ec;
   if (!fs::is_regular_file(outcome, ec)) return;
@@ -513,7 +596,8 @@ void audit_outcome(const fs::path& run, FileAudit& audit) {
   std::string receipt = doc.contains("receipt") && doc["receipt"].is_object()
                             ? str_of(doc["receipt"], "path")
                             : str_of(doc, "receipt");
-  audit.check_supported(receipt, bar, 0, "run outcome " + quote(outcome.string()));
+  audit.check_supported(receipt, bar, 0, "run outcome " + quote(outcome.string()),
+                        record ? record->wiki.string() : "");
 }
 
 }  // namespace
@@ -527,15 +611,29 @@ AuditReport run_audit(const std::vector<fs::path>& inputs, const AuditContext& f
   for (const auto& input : inputs) {
     std::vector<fs::path> files = expand(input);
     for (const auto& file : files) {
-      FileAudit audit(file, flags, policy, report);
+      // An author transcript in its run directory: what the run record says the run used.
+      const std::optional<contract::RunRecord> record = run_record_of(file);
+      AuditContext ctx = flags;
+      if (record) {
+        if (ctx.wiki.empty()) ctx.wiki = record->wiki.string();
+        ctx.never_scratch.push_back(record->home_repo.string());
+        ctx.never_scratch.push_back(
+            fs::absolute(file).parent_path().parent_path().parent_path().parent_path().string());
+      }
+      FileAudit audit(file, ctx, policy, report);
       ImportSink sink;
       sink.event = [&](const Event& e) { audit.event(e); };
       sink.header = [&](const HeaderInfo& h) { audit.header(h); };
       sink.cwd = [&](const std::string& d) { audit.cwd(d); };
       FileStats stats = import_file(file, options, sink);
       audit.finish(stats);
-      if (file.filename() == "transcript.jsonl" && file.parent_path().filename() == "author")
-        audit_outcome(file.parent_path().parent_path(), audit);
+      if (record) {
+        audit_outcome(file.parent_path().parent_path(), record, audit);
+        audit.tree_survey(file.parent_path() / "tree.json");
+      } else if (file.filename() == "transcript.jsonl" &&
+                 file.parent_path().filename() == "author") {
+        audit_outcome(file.parent_path().parent_path(), std::nullopt, audit);
+      }
       report.files.push_back(std::move(stats));
     }
   }

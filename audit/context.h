@@ -12,8 +12,10 @@
 namespace kd::audit {
 
 struct AuditContext {
-  std::string worktree;                 // absolute; writes must stay under it
-  std::string wiki;                     // absolute; no write beneath it is scratch (allowed roots)
+  std::string worktree;  // absolute; writes must stay under it
+  std::string wiki;      // absolute; no write beneath it is scratch (allowed roots)
+  std::vector<std::string> never_scratch;  // absolute; the runs' root, the home repository
+  std::vector<std::string> writable;       // the author's own writable dirs (its artifact dir)
   std::vector<std::string> references;  // reference modules (absolute, or relative to the worktree)
   std::vector<std::string> no_peek;     // globs (`**` any depth)
   std::vector<std::string> plan;        // candidate ids of the stub's plan (cand1, cand2, ...)

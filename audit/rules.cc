@@ -48,6 +48,14 @@ constexpr std::array<AuditRule, kRuleCount> kRules = {{
     {Rule::ReceiptInvalid, "receipt_invalid", S::Fabrication, true,
      "cite the receipt kgate actually wrote; an edited or missing receipt voids the row",
      ".claude/agents/process-auditor.md § Kernel checks (1)"},
+    {Rule::SandboxViolation, "sandbox_violation", S::Violation, true,
+     "find what the author tried the box refused (the denial names layer, call and path); the "
+     "attempt itself is the finding, whatever the box kept it from",
+     "docs/sandbox.md § What is observed and reported as a denial"},
+    {Rule::WorktreeTampering, "worktree_tampering", S::Violation, false,
+     "restore the worktree from its branch: links, special files and moved directories the branch "
+     "does not commit are attempts on the host's view of the tree",
+     "docs/dispatcher.md § What an author leaves behind"},
     {Rule::SupportedWithoutPass, "supported_without_pass", S::Violation, true,
      "relabel: supported needs a full PASS receipt that fired and meets the bar",
      ".claude/agents/process-auditor.md § Kernel checks (6)"},

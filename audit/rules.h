@@ -29,6 +29,8 @@ enum class Rule {
   PlanCoverage,
   StubOrder,
   ReceiptInvalid,
+  SandboxViolation,
+  WorktreeTampering,
   SupportedWithoutPass,
 };
 inline constexpr std::size_t kRuleCount = static_cast<std::size_t>(Rule::SupportedWithoutPass) + 1;

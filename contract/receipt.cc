@@ -3,8 +3,8 @@
 #include <cmath>
 #include <exception>
 
+#include "common/agent_file.h"
 #include "common/errors.h"
-#include "common/files.h"
 #include "common/sha256.h"
 #include "contract/receipt_json.h"
 
@@ -179,7 +179,7 @@ ReceiptCheck validate_receipt_text(std::string_view text, std::string_view origi
 ReceiptCheck validate_receipt(const std::filesystem::path& path) {
   std::string text;
   try {
-    text = read_file(path);
+    text = read_agent_file(path, kMaxAgentJsonBytes);
   } catch (const Error& e) {
     ReceiptCheck out;
     out.problems.push_back(e.what());

@@ -10,6 +10,7 @@
 #include "agents/tools.h"
 #include "briefs/brief.h"
 #include "briefs/load_mandate.h"
+#include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/glob.h"
@@ -20,6 +21,7 @@
 #include "dispatcher/author_tools.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/journal.h"
+#include "git/reader.h"
 #include "sandbox/box.h"
 #include "sandbox/box_user.h"
 #include "sandbox/env_scrub.h"
@@ -57,6 +59,46 @@ std::vector<fs::path> expand_no_peek(const fs::path& worktree, const std::string
     }
   }
   return out;
+}
+
+// The reference is bound read-only where the branch has it. A tree where that path no longer
+// holds the committed reference (a parent renamed and remade by an earlier author, a link on the
+// way) gets no box: it is read beneath the worktree without following anything.
+std::optional<std::string> reference_problem(const fs::path& home_repo,
+                                             const git::WorktreeSetup& wt,
+                                             const std::string& reference) {
+  const std::optional<std::string> committed = git::file_at(home_repo, wt.base_commit, reference);
+  std::string present;
+  try {
+    present = read_agent_file(wt.worktree, reference, git::kMaxCommittedFileBytes);
+  } catch (const Error& e) {
+    return "the reference " + quote(reference) +
+           " is not a plain file in the worktree: " + e.what();
+  }
+  if (!committed || present != *committed)
+    return "the worktree's " + quote(reference) + " is not the reference " + wt.base_commit +
+           " commits";
+  return std::nullopt;
+}
+
+// author/tree.json: what the session left in the worktree that its branch does not commit and a
+// path could be redirected or hung by (links, special files, moved directories, a reference no
+// longer the committed one). The audit reads it: renames and links planted from inside a
+// program leave no trace in the commands' text.
+void survey_tree(const fs::path& run_dir, const git::WorktreeSetup& wt,
+                 const std::string& reference, const fs::path& home_repo) {
+  json found = json::array();
+  try {
+    for (auto& f : git::survey_worktree(wt.worktree, wt.gitdir))
+      found.push_back(std::move(f));
+    if (auto problem = reference_problem(home_repo, wt, reference)) found.push_back(*problem);
+  } catch (const Error& e) {
+    found.push_back(e.what());
+  }
+  write_file_atomic(
+      run_dir / "author/tree.json",
+      json{{"worktree", wt.worktree.string()}, {"branch", wt.branch}, {"findings", found}}.dump(2) +
+          "\n");
 }
 
 std::string policy_digest(const std::string& rel) {
@@ -142,6 +184,8 @@ AuthorReport run_author(const AuthorOptions& o) {
                     {"brief_sha256", brief.sha256()},
                     {"notes", wt.notes}});
 
+  if (auto problem = reference_problem(ref.home_repo, wt, bind.reference))
+    throw Error("refusing to start the author's box: " + *problem);
   sandbox::BoxSpec spec;
   spec.profile = sandbox::load_profile("author");
   spec.worktree = wt.worktree;
@@ -210,10 +254,15 @@ AuthorReport run_author(const AuthorOptions& o) {
     }
     return false;
   };
-  sc.finish.receipt_exists = [wiki](const std::string& path) {
-    fs::path p(path);
-    return fs::is_regular_file(p.is_absolute() ? p : wiki / p);
-  };
+  // A citation names a file of this author's artifact dir, resolved only beneath it: any other
+  // path, even one that exists, is refused without being looked at (no probe of host paths).
+  sc.finish.receipt_exists =
+      [artifact_dir, artifact_rel = fs::relative(artifact_dir, wiki)](const std::string& path) {
+        const fs::path p = fs::path(path).lexically_normal();
+        const fs::path rel = p.lexically_relative(p.is_absolute() ? artifact_dir : artifact_rel);
+        if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".") return false;
+        return agent_regular_file(artifact_dir, rel);
+      };
   if (supervisor) sc.on_text = [&](std::string_view text) { supervisor->show(text); };
   sc.resume = dispatched.has_value();
   // Each complete turn is journalled as it happens: a resume knows what was paid for.
@@ -228,6 +277,9 @@ AuthorReport run_author(const AuthorOptions& o) {
 
   report.session = run_session_blocking(sc, host, o.model);
   report.commits = host.commits();
+  // What the author left in the tree is looked at once nothing of the box runs any more.
+  box.reset();
+  survey_tree(report.run_dir, wt, bind.reference, ref.home_repo);
 
   if (report.session.finish)
     write_file_atomic(report.run_dir / "author/finish.json", report.session.finish->dump(2) + "\n");

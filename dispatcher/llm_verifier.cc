@@ -3,6 +3,7 @@
 #include "agents/roles.h"
 #include "agents/session_runner.h"
 #include "agents/tools.h"
+#include "common/agent_file.h"
 #include "common/files.h"
 #include "dispatcher/author_tools.h"
 #include "sandbox/box.h"
@@ -18,7 +19,7 @@ LlmVerifierResult run_llm_verifier(const LlmVerifierInput& in) {
   const fs::path dir = in.run_dir / "verifier";
   const fs::path work = dir / "session";
   fs::create_directories(work);
-  const std::string receipt_text = read_file(in.receipt);
+  const std::string receipt_text = read_agent_file(in.receipt, kMaxAgentJsonBytes);
   write_file_atomic(work / "receipt.json", receipt_text);
   sandbox::hand_to_box_user(work);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "briefs/brief.h"
+#include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/json_read.h"
@@ -22,7 +23,8 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 json read_object(const fs::path& p, const std::string& what) {
-  return JsonObjectReader(parse_json_document(read_file(p), what + " " + quote(p.string())),
+  return JsonObjectReader(parse_json_document(read_agent_file(p, kMaxAgentJsonBytes),
+                                              what + " " + quote(p.string())),
                           what + " " + quote(p.string()))
       .raw();
 }

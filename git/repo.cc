@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cctype>
 #include <cerrno>
 #include <memory>
@@ -228,6 +230,156 @@ git_signature* signature(const char* signer) {
   return sig;
 }
 
+// The names in the directory `dir` (not "." or ".."), read through a descriptor of our own.
+std::vector<std::string> entries_of(int dir, const std::string& where) {
+  int copy = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) throw_sys("openat", quote(where), errno);
+  DIR* d = ::fdopendir(copy);
+  if (!d) {
+    ::close(copy);
+    throw_sys("fdopendir", quote(where), errno);
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(d);
+  return names;
+}
+
+UniqueFd open_subdir(int dir, const std::string& name, const std::string& where) {
+  UniqueFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!sub) throw_sys("openat", quote(where) + ", O_DIRECTORY|O_NOFOLLOW", errno);
+  return sub;
+}
+
+const char* special_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  return "special file";
+}
+
+// Whether `committed` has a symbolic link at `rel` with exactly `target`.
+bool committed_link(git_repository* repo, const git_tree* committed, const std::string& rel,
+                    const std::string& target) {
+  git_tree_entry* e = nullptr;
+  if (git_tree_entry_bypath(&e, committed, rel.c_str()) != 0) return false;
+  const bool link = git_tree_entry_filemode(e) == GIT_FILEMODE_LINK;
+  git_blob* b = nullptr;
+  bool same = false;
+  if (link && git_blob_lookup(&b, repo, git_tree_entry_id(e)) == 0) {
+    same = std::string(static_cast<const char*>(git_blob_rawcontent(b)),
+                       size_t(git_blob_rawsize(b))) == target;
+    git_blob_free(b);
+  }
+  git_tree_entry_free(e);
+  return same;
+}
+
+// Proves the tree an author left holds nothing but directories, regular files and the symbolic
+// links `committed` has at the same place with the same target, before any path-based git code
+// reads it: every other link and every special file (a FIFO would hang a read, a link would
+// carry a host-side read or write outside the tree) is removed, through descriptors, and named
+// in `notes` with its target (only named when `remove` is false: the survey). Nothing is
+// followed: each directory is opened O_NOFOLLOW beneath its parent's descriptor.
+void remove_unproven(git_repository* repo, const git_tree* committed, int dir,
+                     const std::string& rel_dir, const std::string& where, bool remove,
+                     std::vector<std::string>& notes) {
+  for (const std::string& name : entries_of(dir, where + "/" + rel_dir)) {
+    if (rel_dir.empty() && name == ".git") continue;  // checked by check_dot_git
+    const std::string rel = rel_dir.empty() ? name : rel_dir + "/" + name;
+    struct stat st;
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      throw_sys("fstatat", quote(where + "/" + rel), errno);
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub = open_subdir(dir, name, where + "/" + rel);
+      remove_unproven(repo, committed, sub.get(), rel, where, remove, notes);
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) continue;
+    std::string what;
+    if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      const ssize_t n = ::readlinkat(dir, name.c_str(), buf, sizeof buf);
+      if (n < 0) throw_sys("readlinkat", quote(where + "/" + rel), errno);
+      const std::string target(buf, size_t(n));
+      if (committed_link(repo, committed, rel, target)) continue;
+      what = "symbolic link " + quote(rel) + " -> " + quote(target);
+    } else {
+      what = std::string(special_kind(st.st_mode)) + " " + quote(rel);
+    }
+    if (!remove) {
+      notes.push_back("uncommitted " + what);
+      continue;
+    }
+    if (::unlinkat(dir, name.c_str(), 0) != 0)
+      throw_sys("unlinkat", quote(where + "/" + rel), errno);
+    notes.push_back("removed the uncommitted " + what +
+                    " before keeping the leftovers (not followed, not kept)");
+  }
+}
+
+// Committed directories that are no longer directories in the tree (renamed, removed or
+// replaced), looked up beneath the descriptor of their parent.
+void missing_directories(git_repository* repo, const git_tree* tree, int dir,
+                         const std::string& rel_dir, std::vector<std::string>& notes) {
+  for (size_t i = 0, n = git_tree_entrycount(tree); i < n; ++i) {
+    const git_tree_entry* e = git_tree_entry_byindex(tree, i);
+    if (git_tree_entry_filemode(e) != GIT_FILEMODE_TREE) continue;
+    const std::string name = git_tree_entry_name(e);
+    const std::string rel = rel_dir.empty() ? name : rel_dir + "/" + name;
+    struct stat st;
+    if (!is_safe_entry_name(name) || ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      notes.push_back("committed directory " + quote(rel) +
+                      " is no longer a directory there (renamed, removed or replaced)");
+      continue;
+    }
+    UniqueFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    git_tree* t = nullptr;
+    if (!sub || git_tree_lookup(&t, repo, git_tree_entry_id(e)) != 0) continue;
+    Tree subtree(t);
+    missing_directories(repo, t, sub.get(), rel, notes);
+  }
+}
+
+// Empties the directory `dir` (its top-level .git file stays) through descriptors: a link is
+// removed as a link, never followed, so nothing outside the tree is deleted.
+void clear_tree(int dir, const std::string& where, bool top) {
+  for (const std::string& name : entries_of(dir, where)) {
+    if (top && name == ".git") continue;
+    struct stat st;
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      throw_sys("fstatat", quote(where + "/" + name), errno);
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub = open_subdir(dir, name, where + "/" + name);
+      clear_tree(sub.get(), where + "/" + name, false);
+    }
+    if (::unlinkat(dir, name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0)
+      throw_sys("unlinkat", quote(where + "/" + name), errno);
+  }
+}
+
+// Files the leftovers commit does not take (ignored by the tree's .gitignore): named in the
+// note, since the fresh checkout does not carry them over.
+std::vector<std::string> ignored_files(git_repository* repo, const std::filesystem::path& where) {
+  git_status_options opts = GIT_STATUS_OPTIONS_INIT;
+  opts.flags = GIT_STATUS_OPT_INCLUDE_IGNORED | GIT_STATUS_OPT_RECURSE_IGNORED_DIRS;
+  git_status_list* list = nullptr;
+  check(git_status_list_new(&list, repo, &opts), "git_status_list_new", quote(where.string()));
+  Status owned(list);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < git_status_list_entrycount(list); ++i) {
+    const git_status_entry* e = git_status_byindex(list, i);
+    if ((e->status & GIT_STATUS_IGNORED) && e->index_to_workdir)
+      out.push_back(e->index_to_workdir->new_file.path);
+  }
+  return out;
+}
+
 // What the previous experiment left uncommitted in the worktree is kept, not lost and not
 // carried over (program.md: commit the foreign state to its branch's side first, record it):
 // a commit on top of that branch's tip under refs/kdispatch/leftovers/, the branch itself
@@ -332,6 +484,20 @@ WorktreeSetup prepare_worktree(const WorktreeRequest& ref,
   }
   std::string refname = "refs/heads/" + out.branch;
 
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(ref.worktree)) &&
+      !std::filesystem::exists(out.gitdir / "HEAD", ec)) {
+    // An add cut short (the process killed between libgit2's writes): the worktree's admin dir
+    // never got its HEAD, so no prepare returned and no session ran there. Made again.
+    if (std::filesystem::exists(std::filesystem::symlink_status(ref.worktree / ".git")))
+      check_dot_git(ref.worktree, out.gitdir);
+    UniqueFd top(::open(ref.worktree.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top) throw_sys("open", quote(ref.worktree.string()) + ", O_DIRECTORY|O_NOFOLLOW", errno);
+    clear_tree(top.get(), ref.worktree.string(), false);
+    if (::rmdir(ref.worktree.c_str()) != 0) throw_sys("rmdir", quote(ref.worktree.string()), errno);
+    std::filesystem::remove_all(out.gitdir);
+    out.notes.push_back("the worktree of an interrupted add was made again");
+  }
   if (!std::filesystem::exists(ref.worktree)) {
     std::filesystem::create_directories(ref.worktree.parent_path());
     // Families add worktrees to one repository at once, and libgit2's add is not safe against
@@ -359,16 +525,62 @@ WorktreeSetup prepare_worktree(const WorktreeRequest& ref,
   check(git_repository_head(&head, wt.get()), "git_repository_head", quote(ref.worktree.string()));
   Ref owned_head(head);
   if (refname == git_reference_name(head)) return out;  // resuming on our own branch
+  // The tree is the previous author's: no path-based code (libgit2's status, add, checkout) runs
+  // on it as root until it holds nothing a path could be redirected by (docs/dispatcher.md).
+  const std::string where = ref.worktree.string();
+  UniqueFd top(::open(ref.worktree.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!top) throw_sys("open", quote(where) + ", O_DIRECTORY|O_NOFOLLOW", errno);
+  {
+    git_object* head_tree = nullptr;
+    check(git_reference_peel(&head_tree, head, GIT_OBJECT_TREE), "git_reference_peel",
+          git_reference_name(head));
+    Object owned_tree(head_tree);
+    remove_unproven(wt.get(), reinterpret_cast<const git_tree*>(head_tree), top.get(), "", where,
+                    true, out.notes);
+  }
   if (auto kept = keep_leftovers(home.get(), wt.get(), ref.worktree, head))
     out.notes.push_back(*kept);
+  const std::vector<std::string> ignored = ignored_files(wt.get(), ref.worktree);
+  if (!ignored.empty()) {
+    std::string names;
+    for (size_t i = 0; i < ignored.size() && i < 5; ++i)
+      names += (i ? ", " : "") + quote(ignored[i]);
+    out.notes.push_back(std::to_string(ignored.size()) + " ignored file(s) not carried over (" +
+                        names + (ignored.size() > 5 ? ", ..." : "") + ")");
+  }
+  // The new branch is written into an emptied directory: no write lands on a path the author
+  // arranged, and the new branch starts from exactly its commit.
+  clear_tree(top.get(), where, true);
+  // Keeping staged the leftovers in the repository's index, in memory only: back to the index on
+  // disk (the previous branch's), so the checkout moves from exactly that state.
+  git_index* index = nullptr;
+  check(git_repository_index(&index, wt.get()), "git_repository_index", quote(where));
+  Index owned_index(index);
+  check(git_index_read(index, /*force=*/1), "git_index_read", quote(where));
   Commit tip = branch_tip(wt.get(), out.branch, quote(ref.worktree.string()));
   git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
-  // Whatever was left is kept above: the new branch starts from exactly its commit.
-  co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+  co.checkout_strategy = GIT_CHECKOUT_FORCE;
   check(git_checkout_tree(wt.get(), reinterpret_cast<const git_object*>(tip.get()), &co),
         "git_checkout_tree", quote(ref.worktree.string()) + ", " + quote(out.branch));
   check(git_repository_set_head(wt.get(), refname.c_str()), "git_repository_set_head", refname);
   return out;
+}
+
+std::vector<std::string> survey_worktree(const std::filesystem::path& worktree,
+                                         const std::filesystem::path& gitdir) {
+  check_dot_git(worktree, gitdir);
+  Repo wt = open_repo(worktree);
+  git_object* head_tree = nullptr;
+  check(git_revparse_single(&head_tree, wt.get(), "HEAD^{tree}"), "git_revparse_single",
+        quote(worktree.string()) + ", HEAD^{tree}");
+  Object owned(head_tree);
+  const auto* tree = reinterpret_cast<const git_tree*>(head_tree);
+  UniqueFd top(::open(worktree.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!top) throw_sys("open", quote(worktree.string()) + ", O_DIRECTORY|O_NOFOLLOW", errno);
+  std::vector<std::string> found;
+  remove_unproven(wt.get(), tree, top.get(), "", worktree.string(), false, found);
+  missing_directories(wt.get(), tree, top.get(), "", found);
+  return found;
 }
 
 CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesystem::path& gitdir,

@@ -53,6 +53,13 @@ CommitInfo commit_all(const std::filesystem::path& worktree, const std::filesyst
                       const std::vector<std::string>& paths = {},
                       std::uint64_t max_file_bytes = kMaxCommittedFileBytes);
 
+// What the worktree holds beyond what its HEAD commits that a path could be redirected or hung
+// by, or that moved a committed directory: symbolic links HEAD does not commit (with their
+// targets), FIFOs, sockets and devices, and committed directories no longer there. Walked
+// through descriptors, nothing followed; run after the box on it is gone. Empty: nothing such.
+std::vector<std::string> survey_worktree(const std::filesystem::path& worktree,
+                                         const std::filesystem::path& gitdir);
+
 // Commits exactly `paths` of an ordinary repository on its current branch (filing a verdict
 // into the wiki).
 CommitInfo commit_files(const std::filesystem::path& repo, const std::vector<std::string>& paths,

@@ -1,9 +1,11 @@
 #include "sandbox/box.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <cstring>
 
 #include "common/errors.h"
+#include "common/fd.h"
 #include "sandbox/box_init.h"
 #include "sandbox/box_program.h"
 #include "sandbox/cgroup.h"
@@ -49,10 +52,43 @@ fs::path existing_dir(const fs::path& p, const std::string& what) {
   return c;
 }
 
-// The parent is resolved; the last component is taken as is, so a symbolic link planted at a
-// declared path is refused instead of followed. nullopt: the path does not exist.
-std::optional<fs::path> declared_path(const fs::path& p, const std::string& what) {
+// A declared path inside one of the box's writable trees (`writable`, resolved) is resolved
+// beneath that tree component by component, refusing a symbolic link anywhere on the way: the
+// author made everything there, and a renamed parent replaced by a link must not move a bind
+// onto a host file. Any other path is the host's own: its parent is resolved, and a link at the
+// last component is refused instead of followed. nullopt: the path does not exist.
+std::optional<fs::path> declared_path(const fs::path& p, const std::string& what,
+                                      const std::vector<fs::path>& writable) {
   if (!p.is_absolute()) throw Error(what + " " + quote(p.string()) + " must be an absolute path");
+  for (const auto& root : writable) {
+    const fs::path in = p.lexically_normal();
+    std::error_code ec;
+    const fs::path canonical_root = fs::canonical(root, ec);
+    const fs::path rel_given = in.lexically_relative(root.lexically_normal());
+    if (rel_given.empty() || *rel_given.begin() == "..") continue;
+    if (ec)
+      throw Error(what + " " + quote(p.string()) + ": " + quote(root.string()) + ": " +
+                  ec.message());
+    const UniqueFd dir(::open(canonical_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) throw_sys("open", quote(canonical_root.string()), errno);
+    open_how how{};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, dir.get(), rel_given.c_str(), &how, sizeof how);
+    if (fd < 0 && errno == ENOENT) return std::nullopt;
+    if (fd < 0) {
+      throw_sys("openat2",
+                what + " " + quote(rel_given.string()) + " beneath " + quote(root.string()) +
+                    ", RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS (a symbolic "
+                    "link or a way out on the path is refused)",
+                errno);
+    }
+    const UniqueFd found{int(fd)};
+    struct stat st;
+    if (::fstat(found.get(), &st) != 0) throw_sys("fstat", what + " " + p.string(), errno);
+    if (S_ISLNK(st.st_mode)) throw Error(what + " " + quote(p.string()) + " is a symbolic link");
+    return canonical_root / rel_given;
+  }
   std::error_code ec;
   fs::path parent = fs::canonical(p.parent_path(), ec);
   if (ec) return std::nullopt;
@@ -255,13 +291,15 @@ std::unique_ptr<Box> Box::start(const BoxSpec& spec) {
   cfg.plan.worktree = existing_dir(spec.worktree, "worktree");
   for (const auto& p : spec.rw_extra)
     cfg.plan.rw_extra.push_back(existing_dir(p, "writable path"));
+  std::vector<fs::path> writable = {spec.worktree};
+  writable.insert(writable.end(), spec.rw_extra.begin(), spec.rw_extra.end());
   for (const auto& p : spec.ro) {
-    auto d = declared_path(p, "read-only path");
+    auto d = declared_path(p, "read-only path", writable);
     if (!d) throw Error("read-only path " + quote(p.string()) + " does not exist");
     cfg.plan.ro.push_back(*d);
   }
   for (const auto& p : spec.mask) {
-    if (auto d = declared_path(p, "no-peek path")) cfg.plan.mask.push_back(*d);
+    if (auto d = declared_path(p, "no-peek path", writable)) cfg.plan.mask.push_back(*d);
   }
   cfg.plan.system_ro = prof.system_ro;
   cfg.plan.tmpfs = prof.tmpfs;

@@ -22,13 +22,25 @@ const std::string kOld = "/oldroot";
 const std::string kNew = "/newroot";
 const char* kEmptyFile = "/mask-empty";  // in the staging tmpfs, mode 0000
 
+constexpr uint64_t kBeneath = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+
+// `rel` beneath the directory `dir`, with no link and no ".." that leaves it anywhere on the way.
 // -errno on failure.
-int open_nofollow(const std::string& path, int flags = O_PATH) {
+int open_beneath_fd(int dir, const std::string& rel, int flags = O_PATH) {
   open_how how{};
   how.flags = uint64_t(flags | O_CLOEXEC | O_NOFOLLOW);
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  how.resolve = kBeneath;
+  long fd = ::syscall(SYS_openat2, dir, rel.empty() ? "." : rel.c_str(), &how, sizeof how);
   return fd < 0 ? -errno : int(fd);
+}
+
+// An absolute path, resolved component by component beneath `/`. -errno on failure.
+int open_nofollow(const std::string& path, int flags = O_PATH) {
+  if (path.empty() || path[0] != '/') return -EINVAL;
+  const UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return -errno;
+  const size_t first = path.find_first_not_of('/');
+  return open_beneath_fd(root.get(), first == std::string::npos ? "" : path.substr(first), flags);
 }
 
 UniqueFd must_open(const std::string& path, const std::string& why) {
@@ -226,7 +238,7 @@ void mount_mask(const fs::path& p) {
   }
 }
 
-enum class Kind { SystemRo, Tmpfs, Parents, Dev, Proc, Rw, Ro, Mask };
+enum class Kind { SystemRo, Tmpfs, Parents, Dev, Proc, Rw, Ro, Mask, Pin };
 struct Op {
   fs::path path;
   Kind kind;
@@ -261,6 +273,36 @@ std::vector<Op> parent_mounts(const std::vector<Op>& ops) {
   return out;
 }
 
+// The directories between a writable bind and a read-only bind beneath it: each is made a mount
+// point of itself, which rename(2) and rmdir(2) refuse (EBUSY), so the read-only file stays at
+// the path the host binds and reads it at; a renamed parent would carry the bind away and leave
+// the path to the author.
+std::vector<Op> pin_mounts(const std::vector<Op>& ops) {
+  std::vector<Op> out;
+  for (const auto& op : ops) {
+    if (op.kind != Kind::Ro) continue;
+    for (const auto& rw : ops) {
+      if (rw.kind != Kind::Rw || !strictly_beneath(op.path, rw.path)) continue;
+      for (fs::path d = op.path.parent_path(); strictly_beneath(d, rw.path); d = d.parent_path()) {
+        auto same = [&](const Op& o) { return o.path == d; };
+        if (std::none_of(ops.begin(), ops.end(), same) &&
+            std::none_of(out.begin(), out.end(), same))
+          out.push_back({d, Kind::Pin});
+      }
+    }
+  }
+  return out;
+}
+
+void mount_pin(const fs::path& p) {
+  UniqueFd t = must_open(kNew + p.string(), "pinned directory");
+  struct stat st;
+  if (::fstat(t.get(), &st) != 0) throw_sys("mount: fstat", p.string(), errno);
+  if (!S_ISDIR(st.st_mode)) throw Error("mount: " + quote(p.string()) + " is not a directory");
+  UniqueFd tree = clone_tree(t.get(), false, 0, "pin " + p.string());
+  attach(tree.get(), t.get(), "pin " + p.string());
+}
+
 void mount_parents(const fs::path& p) {
   UniqueFd t = ensure_target(p, true);
   UniqueFd m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
@@ -271,10 +313,32 @@ void mount_parents(const fs::path& p) {
 }  // namespace
 
 void clone_sources(MountPlan& plan) {
-  auto clone = [](std::map<fs::path, int>& into, const fs::path& p, uint64_t attrs,
-                  bool recursive) {
+  // A source inside a writable tree (the reference in the worktree) is resolved beneath that
+  // tree's descriptor, component by component: no link the author planted on the way, and no
+  // ".." out of it, can redirect the bind.
+  std::vector<fs::path> writable = {plan.worktree};
+  writable.insert(writable.end(), plan.rw_extra.begin(), plan.rw_extra.end());
+  auto open_source = [&](const fs::path& p) {
+    for (const auto& root : writable) {
+      if (!strictly_beneath(p, root)) continue;
+      UniqueFd r = must_open(root.string(), "writable root");
+      const std::string rel = p.lexically_relative(root).string();
+      int fd = open_beneath_fd(r.get(), rel);
+      if (fd < 0) {
+        throw_sys("mount: openat2",
+                  quote(rel) + " beneath " + quote(root.string()) +
+                      " (bind source), RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|"
+                      "RESOLVE_NO_MAGICLINKS",
+                  -fd);
+      }
+      return UniqueFd(fd);
+    }
+    return must_open(p.string(), "bind source");
+  };
+  auto clone = [&](std::map<fs::path, int>& into, const fs::path& p, uint64_t attrs,
+                   bool recursive) {
     if (into.count(p)) return;
-    UniqueFd src = must_open(p.string(), "bind source");
+    UniqueFd src = open_source(p);
     UniqueFd tree = clone_tree(src.get(), recursive, 0, p.string());
     // Private first: a copy of a shared host mount would otherwise be a peer of it, and what
     // the box mounts beneath it would propagate back to the host.
@@ -342,6 +406,8 @@ void build_tree(MountPlan& plan) {
     ops.push_back({p, Kind::Ro});
   for (const auto& p : plan.mask)
     ops.push_back({p, Kind::Mask});
+  const std::vector<Op> pins = pin_mounts(ops);
+  ops.insert(ops.end(), pins.begin(), pins.end());
   const std::vector<Op> parents = parent_mounts(ops);
   ops.insert(ops.end(), parents.begin(), parents.end());
   // Parents before children: a path sorts before every path beneath it.
@@ -370,6 +436,9 @@ void build_tree(MountPlan& plan) {
         break;
       case Kind::Mask:
         mount_mask(op.path);
+        break;
+      case Kind::Pin:
+        mount_pin(op.path);
         break;
     }
   }

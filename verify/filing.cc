@@ -3,6 +3,7 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "git/repo.h"
+#include "verify/markdown_literal.h"
 
 namespace kd::verify {
 namespace {
@@ -17,14 +18,19 @@ std::string clean_field(std::string s) {
 }  // namespace
 
 std::string filing_sections(const FilingInput& in) {
-  std::string out = "## Candidate ledger\n\n" + in.ledger_markdown + "\n\n## Final candidate\n\n" +
-                    in.final_candidate + "\n\n" + in.verifier_sections + "\n\n## Verdict\n\n**" +
-                    in.verdict + "** (kdispatch, fixed rules)\n\n";
+  // The headings and the verdict are kdispatch's; everything an author, a verifier model or a
+  // receipt wrote is pasted as literal text (a fenced block, or escaped inline), so it cannot
+  // add a section, a link or front matter to the filed page.
+  std::string out = "## Candidate ledger\n\n" + literal_block(in.ledger_markdown) +
+                    "\n## Final candidate\n\n" + literal_block(in.final_candidate) + "\n" +
+                    in.verifier_sections + "\n\n## Verdict\n\n**" + literal_inline(in.verdict) +
+                    "** (kdispatch, fixed rules)\n\n";
   for (const auto& r : in.reasons)
-    out += "- " + r + "\n";
-  out += "\nReceipt: `" + in.receipt_path + "` (sha256 " + in.receipt_sha256 + ")\n";
+    out += "- " + literal_inline(r) + "\n";
+  out += "\nReceipt: " + literal_inline(in.receipt_path) + " (sha256 " +
+         literal_inline(in.receipt_sha256) + ")\n";
   for (const auto& h : in.transcript_heads)
-    out += "Transcript head: " + h + "\n";
+    out += "Transcript head: " + literal_inline(h) + "\n";
   return out;
 }
 
@@ -43,6 +49,10 @@ std::string file_page(std::string_view page, const std::string& verdict,
   std::string front(page.substr(0, fm_end));
   std::string body(page.substr(fm_end));  // from the closing "---" on: kept byte for byte
 
+  for (const std::string* v : {&verdict, &receipt_path}) {
+    if (v->find_first_of("\r\n") != std::string::npos)
+      throw Error("front matter value " + quote(*v) + " has a line break; not filed");
+  }
   bool status_seen = false;
   std::string out_front;
   size_t pos = 0;

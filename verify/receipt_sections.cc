@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "verify/markdown_literal.h"
+
 namespace kd::verify {
 namespace {
 
@@ -17,8 +19,9 @@ std::string num(const json& v) {
   return buf;
 }
 
+// A receipt's string, literal on the page: the receipt is the verify command's output.
 std::string text(const json& v) {
-  return v.is_string() ? v.get<std::string>() : "-";
+  return v.is_string() ? literal_inline(v.get<std::string>()) : "-";
 }
 
 const json& at(const json* j, const char* pointer) {
@@ -37,7 +40,7 @@ std::string receipt_sections(const ReceiptFacts& f) {
     out += "No valid receipt: nothing was measured that a verdict may cite.\n";
     if (f.check)
       for (const auto& p : f.check->problems)
-        out += "- " + p + "\n";
+        out += "- " + literal_inline(p) + "\n";
   } else {
     out += "| metric | naive | candidate | delta |\n|---|---|---|---|\n";
     out += "| p50 ms | " + num(at(r, "/p50_ms/baseline")) + " | " +
@@ -45,10 +48,11 @@ std::string receipt_sections(const ReceiptFacts& f) {
     out += "Parity: " + text(at(r, "/parity_verdict")) + " (max abs " +
            num(at(r, "/parity/max_abs")) + ", max rel " + num(at(r, "/parity/max_rel")) + ")\n";
     out += "REPRODUCTION: " + text(at(r, "/reproduction/status")) + "\n";
-    out += "Chip " + f.chip + ", mode " + f.mode + ", receipt `" + f.receipt_path + "`\n";
+    out += "Chip " + literal_inline(f.chip) + ", mode " + literal_inline(f.mode) + ", receipt " +
+           literal_inline(f.receipt_path) + "\n";
   }
-  out += "\n## Profile\n\nNo profile was captured by this verify command; artifacts: `" +
-         f.receipt_path.substr(0, f.receipt_path.rfind('/') + 1) + "`.\n";
+  out += "\n## Profile\n\nNo profile was captured by this verify command; artifacts: " +
+         literal_inline(f.receipt_path.substr(0, f.receipt_path.rfind('/') + 1)) + "\n";
   out += "\n## HLO Dump\n\n";
   std::string fired = text(at(r, "/hlo_audit/status"));
   if (fired == "-") {

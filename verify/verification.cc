@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/sha256.h"
@@ -177,9 +178,10 @@ class Verification {
   // Runs the verify command in a verifier box on a chip of the pipeline's choosing, unless a
   // previous attempt already validated a receipt of this very candidate.
   void measure() {
-    const bool have = in_.prior && in_.prior->value("sha", "") == cand_.sha &&
-                      fs::is_regular_file(receipt_) &&
-                      sha256_file_hex(receipt_) == in_.prior->value("sha256", "");
+    const bool have =
+        in_.prior && in_.prior->value("sha", "") == cand_.sha &&
+        agent_regular_file(receipt_.parent_path(), receipt_.filename()) &&
+        contract::validate_receipt(receipt_).file_sha256 == in_.prior->value("sha256", "");
     if (have) {
       m_.chip = in_.prior->value("chip", "");
       return;
@@ -228,7 +230,8 @@ class Verification {
 
   void validate() {
     check_ = contract::validate_receipt(receipt_);
-    if (check_.ok) receipt_json_ = json::parse(read_file(receipt_), nullptr, false);
+    if (check_.ok)
+      receipt_json_ = json::parse(read_agent_file(receipt_, kMaxAgentJsonBytes), nullptr, false);
     record_(journal::kReceiptValidated, {{"sha", cand_.sha},
                                          {"chip", m_.chip},
                                          {"receipt", receipt_rel_},

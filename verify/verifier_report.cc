@@ -1,5 +1,7 @@
 #include "verify/verifier_report.h"
 
+#include "verify/markdown_literal.h"
+
 #include <cmath>
 #include <regex>
 
@@ -61,8 +63,8 @@ std::vector<std::string> check_verifier_report(const json& report, const std::st
 std::string render_verifier_report(const json& report) {
   std::string out;
   for (const auto& [key, title] : kSections)
-    out += std::string(out.empty() ? "" : "\n") + "## " + title + "\n\n" + report.value(key, "") +
-           "\n";
+    out += std::string(out.empty() ? "" : "\n") + "## " + title + "\n\n" +
+           literal_block(report.value(key, ""));
   return out;
 }
 

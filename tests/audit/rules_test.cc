@@ -441,6 +441,98 @@ TEST(AuditRules, SupportedOutcomeOfARunDirectory) {
   EXPECT_EQ(count(audit(dir / "run"), Rule::SupportedWithoutPass), 1u);
 }
 
+// A denial the box recorded is an attempt, whatever it was kept from; a limit is not.
+TEST(AuditRules, SandboxViolationRecordsAreFindings) {
+  TempDir dir;
+  test::TranscriptBuilder t;
+  t.header(dir / "wt");
+  t.tool_call("run", {{"command", json::array({"python3", "-c", "..."})}});
+  t.add("violation",
+        {{"layer", "landlock"}, {"op", "write"}, {"path", "/etc/hosts"}, {"errno", "EACCES"}});
+  t.add("violation", {{"layer", "timeout"}, {"op", "run"}, {"path", ""}, {"errno", "0"}});
+  t.end();
+  AuditReport r = audit(t.write(dir, "t.jsonl"));
+  ASSERT_EQ(count(r, Rule::SandboxViolation), 1u) << dump(r);
+  EXPECT_NE(dump(r).find("the sandbox refused: landlock denied write /etc/hosts"),
+            std::string::npos)
+      << dump(r);
+  EXPECT_EQ(audit_exit_status(r), 2);
+}
+
+// A run directory's record names the wiki, the runs' root and the home repository: a write
+// there is never scratch, even under an allowed root such as /tmp, and a relative path with ..
+// is judged where it lands.
+TEST(AuditRules, WritesIntoTheRunsOrTheHomeRepositoryAreNeverScratch) {
+  TempDir dir;  // under /tmp here, an allowed root
+  const std::string runs = dir / "runs", wiki = dir / "wiki", wt = dir / "wiki/fam/.repo";
+  test::TranscriptBuilder t;
+  t.header(wt, {}, {}, dir / "wiki/raw/profiles/p/fam-v001/author");
+  t.tool_call("write_file", {{"path", "../../../runs/p/fam-v001/outcome.json"}, {"content", "x"}});
+  t.tool_call("write_file", {{"path", wiki + "/raw/code/home/lib.py"}, {"content", "x"}});
+  t.tool_call("write_file",
+              {{"path", wiki + "/raw/profiles/p/fam-v001/author/notes.json"}, {"content", "x"}});
+  t.tool_call("write_file", {{"path", dir / "scratch.txt"}, {"content", "x"}});
+  t.end();
+  t.write(dir, "runs/p/fam-v001/author/transcript.jsonl");
+  test::write_text(dir / "runs/p/fam-v001/run.json",
+                   json{{"wiki", wiki},
+                        {"family", "fam"},
+                        {"experiment", "v001"},
+                        {"branch", "kernel/fam-v001"},
+                        {"worktree", wt},
+                        {"gitdir", wiki + "/raw/code/home/.git/worktrees/fam"},
+                        {"home_repo", wiki + "/raw/code/home"},
+                        {"integration_branch", "integration"},
+                        {"base_commit", std::string(40, 'a')},
+                        {"author_chip", "0"},
+                        {"chips", ""},
+                        {"brief_sha256", std::string(64, 'b')},
+                        {"author_transcript_head", std::string(64, 'c')},
+                        {"end_reason", "finished"}}
+                       .dump());
+  AuditReport r = audit(runs + "/p/fam-v001");
+  ASSERT_EQ(count(r, Rule::WriteOutsideWorktree), 2u) << dump(r);
+  EXPECT_NE(dump(r).find(runs + "/p/fam-v001/outcome.json"), std::string::npos) << dump(r);
+  EXPECT_NE(dump(r).find(wiki + "/raw/code/home/lib.py"), std::string::npos) << dump(r);
+}
+
+// A run's outcome names its receipt relative to the wiki: the audit reads it there, not a file of
+// the same relative name planted in the author's artifact dir (searched first for ledger rows).
+TEST(AuditRules, AForgedReceiptInTheArtifactDirDoesNotShadowTheRunsReceipt) {
+  TempDir dir;
+  const std::string wiki = dir / "wiki", rel = "raw/profiles/p/fam-v001/verifier/receipt.json";
+  const std::string art = dir / "wiki/raw/profiles/p/fam-v001/author";
+  clean_session(dir, dir / "wt").write(dir, "run/author/transcript.jsonl");
+  // The real receipt was edited after it was sealed; an intact PASS sits where the artifact dir
+  // would be searched for the same relative path.
+  test::python_receipt(wiki + "/" + rel, test::kPassVerifyReceipt, "obj['speedup'] = 9.0");
+  test::python_receipt(art + "/" + rel, test::kPassVerifyReceipt);
+  test::TranscriptBuilder t;
+  t.header(dir / "wt", {}, {}, art);
+  t.end();
+  t.write(dir, "run/author/transcript.jsonl");
+  test::write_text(dir / "run/run.json", json{{"wiki", wiki},
+                                              {"family", "fam"},
+                                              {"experiment", "v001"},
+                                              {"branch", "kernel/fam-v001"},
+                                              {"worktree", dir / "wt"},
+                                              {"gitdir", dir / "g"},
+                                              {"home_repo", dir / "home"},
+                                              {"integration_branch", "integration"},
+                                              {"base_commit", std::string(40, 'a')},
+                                              {"author_chip", "0"},
+                                              {"chips", ""},
+                                              {"brief_sha256", std::string(64, 'b')},
+                                              {"author_transcript_head", std::string(64, 'c')},
+                                              {"end_reason", "finished"}}
+                                             .dump());
+  test::write_text(dir / "run/outcome.json",
+                   R"({"verdict":"supported","bar":1.2,"receipt":{"path":")" + rel + "\"}}");
+  AuditReport r = audit(dir / "run");
+  ASSERT_EQ(count(r, Rule::SupportedWithoutPass), 1u) << dump(r);
+  EXPECT_NE(dump(r).find("does not validate"), std::string::npos) << dump(r);
+}
+
 TEST(AuditRules, DisabledRuleIsSilent) {
   TempDir dir;
   test::write_text(dir / "bad.jsonl", test::claude_text_line("/w", "verdict: supported"));

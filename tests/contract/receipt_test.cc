@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -130,6 +134,30 @@ TEST(Receipt, TruncatedMissingAndNonReceiptsFail) {
   EXPECT_TRUE(has_problem(validate_receipt(dir / "list.json"), "not a JSON object"));
   write_file_atomic(dir / "nohash.json", "{\"cmd\":\"parity\",\"verdict\":\"PASS\"}");
   EXPECT_TRUE(has_problem(validate_receipt(dir / "nohash.json"), "no self_sha256"));
+}
+
+// What a verify command could leave instead of a receipt: a FIFO (a plain read hangs), a link to
+// /dev/zero (a plain read never ends) or to a host file (its hash would land in the journal).
+// Each is an invalid receipt named as such, at once; nothing is followed or hashed.
+TEST(Receipt, FifosAndLinksAreInvalidNotWaitedOnOrFollowed) {
+  test::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0644), 0);
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.json");
+  std::filesystem::create_symlink("/etc/passwd", dir / "host.json");
+  const auto start = std::chrono::steady_clock::now();
+  ReceiptCheck fifo = validate_receipt(dir / "fifo.json");
+  ReceiptCheck zero = validate_receipt(dir / "zero.json");
+  ReceiptCheck host = validate_receipt(dir / "host.json");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(has_problem(fifo, "is a FIFO, not a regular file")) << fifo.problems.front();
+  for (const ReceiptCheck* r : {&zero, &host}) {
+    EXPECT_FALSE(r->ok);
+    EXPECT_TRUE(has_problem(*r, "is a symbolic link, not a regular file"));
+    EXPECT_EQ(r->file_sha256, "");
+  }
+  auto cli = test::run_kdispatch({"receipt", "verify", dir / "fifo.json"});
+  EXPECT_EQ(cli.exit_code, 2);
+  EXPECT_NE((cli.out + cli.err).find("FIFO"), std::string::npos) << cli.out << cli.err;
 }
 
 TEST(ReceiptCli, ExitZeroForIntactTwoOtherwise) {

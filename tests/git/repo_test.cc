@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -233,6 +235,23 @@ TEST_F(GitRepoTest, ExistingBranchIsNeverResetButSuffixed) {
   EXPECT_EQ(again.branch, s.branch);
 }
 
+// A dispatcher killed inside libgit2's worktree add leaves a worktree whose admin dir has no HEAD
+// yet: no session ever ran there, and the next prepare makes it again instead of failing on it.
+TEST_F(GitRepoTest, AnInterruptedAddIsMadeAgain) {
+  WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
+  std::filesystem::remove(s.gitdir / "HEAD");
+  std::filesystem::remove(s.gitdir / "commondir");
+  WorktreeSetup again = prepare_worktree(ref("v001"), std::nullopt);
+  EXPECT_EQ(again.branch, "kernel/fam-p1-v001");
+  EXPECT_EQ(git_out(again.worktree.string(), {"rev-parse", "--abbrev-ref", "HEAD"}),
+            "kernel/fam-p1-v001");
+  EXPECT_EQ(read_file(again.worktree / "kernel.py"), "def workload(x):\n    return x\n");
+  std::string notes;
+  for (const auto& n : again.notes)
+    notes += n + "\n";
+  EXPECT_NE(notes.find("interrupted add"), std::string::npos) << notes;
+}
+
 TEST_F(GitRepoTest, RedirectedDotGitIsRefused) {
   WorktreeSetup s = prepare_worktree(ref("v001"), std::nullopt);
   write_file_atomic(s.worktree / ".git", "gitdir: " + home + "/.git\n");
@@ -251,6 +270,68 @@ TEST_F(GitRepoTest, HugeFilesStayOutOfGit) {
   write_file_atomic(s.worktree / "trace.bin", std::string(4096, 'x'));
   EXPECT_THROW(commit_all(s.worktree, s.gitdir, s.branch, "cand1(fam v001): x — y", {}, 1024),
                Error);
+}
+
+// A hostile author leaves links and a FIFO where the next branch writes, deletes or reads: the
+// next experiment of the family and a second dispatch of one both prepare the worktree without
+// touching anything outside it, without hanging, and name what they removed.
+TEST_F(GitRepoTest, ReuseNeverFollowsWhatTheAuthorLeft) {
+  const std::filesystem::path host = dir / "host";
+  std::filesystem::create_directories(host / "dir");
+  std::filesystem::create_directories(host / "pkgdir");
+  write_file_atomic(host / "dir/IMPORTANT.txt", "keep me\n");
+  write_file_atomic(host / "file", "host file\n");
+  std::filesystem::create_directories(dir / "raw/code/home/pkg");
+  write_file_atomic(home + "/pkg/mod.py", "x = 1\n");
+  git_out(home, {"add", "-A"});
+  git_out(home, {"commit", "-q", "-m", "pkg"});
+  git_out(home, {"branch", "-f", "integration"});
+
+  auto attack = [&](const WorktreeSetup& s) {
+    const auto wt = s.worktree;
+    std::filesystem::create_directories(wt / "evil");
+    write_file_atomic(wt / "evil/IMPORTANT.txt", "committed\n");
+    commit_all(wt, s.gitdir, s.branch, "cand1(fam v001): evil — x");
+    std::filesystem::remove_all(wt / "evil");
+    std::filesystem::create_symlink(host / "dir", wt / "evil");  // delete through it
+    std::filesystem::remove(wt / "kernel.py");
+    std::filesystem::create_symlink(host / "file", wt / "kernel.py");  // overwrite through it
+    std::filesystem::remove_all(wt / "pkg");
+    std::filesystem::create_symlink(host / "pkgdir", wt / "pkg");  // write into it
+    ASSERT_EQ(::mkfifo((wt / "pipe").c_str(), 0644), 0);           // hang a read
+  };
+  auto unharmed = [&](const WorktreeSetup& s) {
+    EXPECT_EQ(read_file(host / "dir/IMPORTANT.txt"), "keep me\n");
+    EXPECT_EQ(read_file(host / "file"), "host file\n");
+    EXPECT_TRUE(std::filesystem::is_empty(host / "pkgdir"));
+    const auto wt = s.worktree;
+    EXPECT_FALSE(std::filesystem::is_symlink(wt / "kernel.py"));
+    EXPECT_EQ(read_file(wt / "kernel.py"), "def workload(x):\n    return x\n");
+    EXPECT_FALSE(std::filesystem::is_symlink(wt / "pkg"));
+    EXPECT_EQ(read_file(wt / "pkg/mod.py"), "x = 1\n");
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(wt / "evil")));
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(wt / "pipe")));
+    EXPECT_EQ(git_out(wt.string(), {"status", "--porcelain"}), "");
+    std::string notes;
+    for (const auto& n : s.notes)
+      notes += n + "\n";
+    for (const char* what : {"symbolic link \"evil\" -> ", "symbolic link \"kernel.py\" -> ",
+                             "symbolic link \"pkg\" -> ", "FIFO \"pipe\""})
+      EXPECT_NE(notes.find(what), std::string::npos) << what << " not in\n" << notes;
+  };
+
+  WorktreeSetup s1 = prepare_worktree(ref("v001"), std::nullopt);
+  attack(s1);
+  WorktreeSetup s2 = prepare_worktree(ref("v002"), std::nullopt);  // the family's next one
+  EXPECT_EQ(s2.branch, "kernel/fam-v002");
+  unharmed(s2);
+  attack(s2);
+  WorktreeSetup again = prepare_worktree(ref("v002"), std::nullopt);  // a second dispatch
+  EXPECT_EQ(again.branch, "kernel/fam-p1-v002");
+  unharmed(again);
+  // The leftovers were kept without the links: the removed file is recorded as removed.
+  EXPECT_EQ(git_out(home, {"show", "refs/kdispatch/leftovers/kernel/fam-v001:reference.py"}),
+            "def workload(x):\n    return x");
 }
 
 }  // namespace

@@ -415,6 +415,88 @@ TEST_F(BoxTest, DeclaredPathsAreCheckedBeforeAnythingRuns) {
   }
 }
 
+// The reference's parent can neither be renamed away inside the box (the bind would move with it
+// and leave the path to the author) nor replaced by a link outside it before a later box (the
+// bind would land on a file of a root-only directory): the bind stays where the host reads it.
+TEST_F(BoxTest, TheReferenceStaysWhereTheHostBindsIt) {
+  const std::string wt = host_->wt();
+  fs::create_directories(wt + "/pkg/sub");
+  kd::write_file_atomic(wt + "/pkg/sub/ref.py", "REFERENCE\n");
+  struct stat owner;
+  ASSERT_EQ(::stat(wt.c_str(), &owner), 0);
+  for (const char* p : {"/pkg", "/pkg/sub", "/pkg/sub/ref.py"})
+    ASSERT_EQ(::lchown((wt + p).c_str(), owner.st_uid, owner.st_gid), 0);
+  BoxSpec s = spec_;
+  s.ro.push_back(wt + "/pkg/sub/ref.py");
+  {
+    auto box = Box::open(s);
+    RunResult r = sh(*box,
+                     "mv pkg moved; echo mv=$?; mv pkg/sub pkg/moved; echo mv2=$?; "
+                     "python3 -c 'import os; os.rename(\"pkg\", \"moved2\")' 2>&1 | tail -1; "
+                     "echo fake > pkg/sub/ref.py; cat pkg/sub/ref.py");
+    EXPECT_NE(r.out.find("mv=1"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("mv2=1"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("Device or resource busy"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("REFERENCE"), std::string::npos) << r.out << r.err;
+  }
+  EXPECT_EQ(kd::read_file(wt + "/pkg/sub/ref.py"), "REFERENCE\n");
+  EXPECT_FALSE(fs::exists(wt + "/moved"));
+
+  // As a crashed author could leave it: the parent renamed and replaced by a link to a directory
+  // only root may read. The next box refuses to start instead of binding that directory's file.
+  const std::string priv = host_->root() + "/private";
+  fs::create_directories(priv + "/sub");
+  ::chmod(priv.c_str(), 0700);
+  kd::write_file_atomic(priv + "/sub/ref.py", "ROOT ONLY\n");
+  fs::rename(wt + "/pkg", wt + "/pkg-moved");
+  fs::create_symlink(priv, wt + "/pkg");
+  const std::string err = error_of([&] { Box::open(s); });
+  EXPECT_NE(err.find("RESOLVE_NO_SYMLINKS"), std::string::npos) << err;
+  EXPECT_NE(err.find("ELOOP"), std::string::npos) << err;
+  // A link deeper down is refused the same way, and so is a no-peek path reached through one.
+  fs::remove(wt + "/pkg");
+  fs::create_directories(wt + "/pkg");
+  fs::create_symlink(priv + "/sub", wt + "/pkg/sub");
+  EXPECT_NE(error_of([&] { Box::open(s); }).find("ELOOP"), std::string::npos);
+  s = spec_;
+  s.mask = {wt + "/pkg/sub/ref.py"};
+  EXPECT_NE(error_of([&] { Box::open(s); }).find("ELOOP"), std::string::npos);
+}
+
+// The same as an unprivileged user, where the sources are opened in the box's own mount
+// namespace instead of by root before it drops: the parent is pinned, and a parent swapped for a
+// link refuses the box.
+TEST(BoxAsNobody, TheReferenceStaysWhereTheHostBindsIt) {
+  kd::test::BatteryHost nobody(true);
+  const std::string wt = nobody.wt();
+  fs::create_directories(wt + "/pkg");
+  kd::write_file_atomic(wt + "/pkg/ref.py", "REFERENCE\n");
+  struct stat owner;
+  ASSERT_EQ(::stat(wt.c_str(), &owner), 0);
+  for (const char* p : {"/pkg", "/pkg/ref.py"})
+    ASSERT_EQ(::lchown((wt + p).c_str(), owner.st_uid, owner.st_gid), 0);
+  const std::vector<std::string> exec = {KD_BINARY, "sandbox",          "exec",   "--worktree", wt,
+                                         "--ro",    wt + "/pkg/ref.py", "--json", "--"};
+  auto argv = exec;
+  argv.insert(argv.end(), {"/bin/sh", "-c", "mv pkg moved; echo mv=$?; cat pkg/ref.py"});
+  auto o = nobody.run(argv);
+  ASSERT_TRUE(o.result.is_object()) << o.err;
+  EXPECT_EQ(o.lines, (std::vector<std::string>{"mv=1", "REFERENCE"})) << o.result.dump(2);
+  EXPECT_NE(o.result["stderr"].get<std::string>().find("Device or resource busy"),
+            std::string::npos)
+      << o.result.dump(2);
+  fs::rename(wt + "/pkg", wt + "/pkg-moved");
+  fs::create_symlink(nobody.outside(), wt + "/pkg");
+  kd::write_file_atomic(nobody.outside() + "/ref.py", "OUTSIDE REF\n");
+  argv = exec;
+  argv.insert(argv.end(), {"/bin/cat", wt + "/pkg/ref.py"});
+  auto refused = nobody.run(argv);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE((refused.err + refused.result.dump()).find("ELOOP"), std::string::npos)
+      << refused.err << refused.result.dump();
+  EXPECT_EQ((refused.err + refused.result.dump()).find("OUTSIDE REF"), std::string::npos);
+}
+
 TEST_F(BoxTest, AMissingRequiredLayerRefusesToRun) {
   // As nobody no cgroup can be made here: a profile that requires one must refuse, naming it.
   kd::test::BatteryHost nobody(true);

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "sandbox/env_scrub.h"
-#include "sandbox/openat2_beneath.h"
 #include "tests/support/process.h"
 
 namespace kd::sandbox {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.h"
+#include "common/sha256.h"
 #include "contract/transcript_chain.h"
 #include "git/repo.h"
 #include "tests/support/example_env.h"
@@ -197,6 +198,30 @@ TEST(VerifyCli, TamperedReceiptIsInconclusive) {
                                  (env.wiki / out["receipt"]["path"].get<std::string>()).string()})
                 .exit_code,
             2);
+}
+
+// A verify command that leaves a FIFO where the receipt goes (a plain read would hang verify
+// forever), then one that leaves a link to a host file: the run ends, inconclusive, with the
+// receipt named invalid, and no hash of the host file is recorded.
+TEST(VerifyCli, AReceiptThatIsAFifoOrALinkEndsInconclusive) {
+  Authored env;
+  const auto start = std::chrono::steady_clock::now();
+  auto v = env.verify({"--verify-cmd", "sh -c 'rm -f {receipt}; mkfifo {receipt}'"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(2));
+  json out = env.outcome();
+  EXPECT_EQ(out["verdict"], "inconclusive") << out.dump(2) << v.err;
+  EXPECT_FALSE(out["receipt"]["ok"].get<bool>());
+  EXPECT_NE(out.dump().find("is a FIFO, not a regular file"), std::string::npos) << out.dump(2);
+  const fs::path receipt = env.wiki / out["receipt"]["path"].get<std::string>();
+  // The same place holding a link to a host file: `receipt verify` names it and reads nothing.
+  fs::remove(receipt);
+  fs::create_symlink("/etc/passwd", receipt);
+  auto cli = test::run_kdispatch({"receipt", "verify", receipt.string()});
+  EXPECT_EQ(cli.exit_code, 2);
+  EXPECT_NE((cli.out + cli.err).find("is a symbolic link"), std::string::npos)
+      << cli.out << cli.err;
+  const std::string journal = read_file(env.journal());
+  EXPECT_EQ(journal.find(sha256_hex(read_file("/etc/passwd"))), std::string::npos);
 }
 
 TEST(VerifyCli, WaitsForAChipLockHeldByAnotherProcess) {
