@@ -26,10 +26,13 @@ bool check_request(const std::string& family, const std::string& experiment, Pro
   // Both become wiki paths: nothing but [a-z0-9-] and vNNN may get there.
   bool ok = true;
   if (!contract::is_family_slug(family)) {
-    problems.push_back({"request", "family " + quote(family.substr(0, 80)) +
-                                       (family.size() > 80 ? "..." : "") +
-                                       " is not a slug of [a-z0-9-] (at most " +
-                                       std::to_string(contract::kMaxSlug) + " characters)"});
+    const bool long_one = family.size() > contract::kMaxSlug;
+    problems.push_back(
+        {"request",
+         "family " + quote(long_one ? family.substr(0, 80) + "..." : family) +
+             " is not a slug of [a-z0-9-]" +
+             (long_one ? " of at most " + std::to_string(contract::kMaxSlug) + " characters"
+                       : "")});
     ok = false;
   }
   if (!contract::is_experiment_name(experiment)) {
