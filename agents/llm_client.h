@@ -12,6 +12,7 @@
 #include "agents/asio.h"
 #include "agents/http_client.h"
 #include "agents/provider.h"
+#include "agents/provider_failure.h"
 #include "contract/end_reason.h"
 
 namespace kd::agents {
@@ -35,11 +36,17 @@ struct Timeouts {
 class ProviderGaveUp : public std::runtime_error {
  public:
   ProviderGaveUp(contract::EndReason reason, const std::string& detail)
-      : std::runtime_error(to_string(reason) + ": " + detail), reason_(std::move(reason)) {}
+      : std::runtime_error(to_string(reason) + ": " + detail), reason_(std::move(reason)) {
+    if (reason_.kind == contract::EndReason::Kind::Provider)
+      failure_ = classify_provider_failure(reason_.detail, detail);
+  }
   const contract::EndReason& reason() const { return reason_; }
+  // What kind of failure it was; none when the session gave up for its own budget.
+  const std::optional<ProviderFailure>& failure() const { return failure_; }
 
  private:
   contract::EndReason reason_;
+  std::optional<ProviderFailure> failure_;
 };
 
 // Observers for the transcript: each attempt's request body, each retry's cause and delay.

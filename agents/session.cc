@@ -92,6 +92,8 @@ SessionResult recorded_result(const ResumeState& rs, const std::filesystem::path
                 ": its end record's reason " + quote(reason) + " is not an end reason");
   }
   res.end_reason = *parsed;
+  if (parsed->kind == EndReason::Kind::Provider)
+    res.provider_failure = classify_provider_failure(parsed->detail, "");
   if (!end.at("finish").is_null()) res.finish = end["finish"];
   res.turns = rs.turns;
   res.tool_calls = rs.tool_calls;
@@ -320,6 +322,7 @@ asio::awaitable<std::optional<AssistantTurn>> Session::ask_model() {
     co_return co_await client_.complete(conv_, cfg_.tools, hooks_, deadline_);
   } catch (const ProviderGaveUp& e) {
     tw_->append(records::kNote, {{"text", e.what()}});
+    res_.provider_failure = e.failure();
     end_with(e.reason());
   }
   co_return std::nullopt;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "agents/provider_failure.h"
 #include "contract/end_reason.h"
 
 namespace kd::agents {
@@ -22,6 +23,8 @@ struct SessionResult {
   bool usage_estimated = false;  // some turn carried no provider-reported usage
   double cost_usd = 0;
   std::string transcript_head;
+  // Set when the provider ended the session: the session is then an error, not a result.
+  std::optional<ProviderFailure> provider_failure;
 };
 
 }  // namespace kd::agents

@@ -24,14 +24,20 @@ std::vector<std::string> stub_candidates(const WikiRepo& repo, const std::string
 
 bool check_request(const std::string& family, const std::string& experiment, Problems& problems) {
   // Both become wiki paths: nothing but [a-z0-9-] and vNNN may get there.
-  static const std::regex kSlug("[a-z0-9][a-z0-9-]*"), kExperiment("v[0-9]{3}");
   bool ok = true;
-  if (!std::regex_match(family, kSlug)) {
-    problems.push_back({"request", "family " + quote(family) + " is not a slug of [a-z0-9-]"});
+  if (!contract::is_family_slug(family)) {
+    const bool long_one = family.size() > contract::kMaxSlug;
+    problems.push_back(
+        {"request",
+         "family " + quote(long_one ? family.substr(0, 80) + "..." : family) +
+             " is not a slug of [a-z0-9-]" +
+             (long_one ? " of at most " + std::to_string(contract::kMaxSlug) + " characters"
+                       : "")});
     ok = false;
   }
-  if (!std::regex_match(experiment, kExperiment)) {
-    problems.push_back({"request", "experiment " + quote(experiment) + " is not vNNN"});
+  if (!contract::is_experiment_name(experiment)) {
+    problems.push_back(
+        {"request", "experiment " + quote(experiment.substr(0, 80)) + " is not vNNN"});
     ok = false;
   }
   return ok;

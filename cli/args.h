@@ -32,6 +32,15 @@ struct ParsedArgs {
   std::vector<std::string> all(const std::string& name) const;
 };
 
+// Strict values of options, or UsageError naming the option: the whole text must be the number
+// (no "3abc"), within [min, max], never NaN or infinite.
+long int_option(const ParsedArgs& p, const std::string& name, long fallback, long min, long max);
+double number_option(const ParsedArgs& p, const std::string& name, double fallback, double min,
+                     double max);
+// A family slug or an experiment name given on the command line, or UsageError.
+void check_family(const std::string& family);
+void check_experiment(const std::string& experiment);
+
 // Accepts "--name value" and "--name=value"; rejects unknown options, a missing value and a
 // non-repeatable option given twice, naming the option.
 ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptSpec>& specs);

@@ -5,6 +5,7 @@
 #include "cli/model_args.h"
 #include "common/exit_codes.h"
 #include "dispatcher/author_run.h"
+#include "dispatcher/preflight.h"
 
 namespace kd::cli {
 
@@ -31,6 +32,21 @@ int cmd_author(const Args& args) {
   o.supervise = p.has("supervise");
   for (const auto& d : p.all("tool-dir"))
     o.tool_dirs.emplace_back(d);
+
+  check_family(o.family);
+  check_experiment(o.experiment);
+
+  dispatcher::PreflightInput pre;
+  pre.wiki = o.wiki;
+  pre.experiment = {o.family, o.experiment};
+  pre.chips = o.chips;
+  pre.run_root = o.run_root;
+  pre.model = o.model;
+  pre.budgets = o.budgets;
+  pre.author = true;
+  pre.tool_dirs = o.tool_dirs;
+  if (auto checked = dispatcher::preflight(pre); !checked.ok())
+    throw dispatcher::PreflightFailed(checked);
 
   dispatcher::AuthorReport r = dispatcher::run_author(o);
   if (r.refused) {

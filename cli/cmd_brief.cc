@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <regex>
 
 #include "briefs/brief.h"
 #include "cli/args.h"
@@ -19,10 +18,8 @@ int cmd_brief(const Args& args) {
   req.wiki = p.required("wiki");
   req.family = p.required("family");
   req.experiment = p.required("experiment");
-  if (!std::regex_match(req.family, std::regex("[a-z0-9][a-z0-9-]*")))
-    throw UsageError("--family must be a slug of [a-z0-9-], got \"" + req.family + "\"");
-  if (!std::regex_match(req.experiment, std::regex("v[0-9]{3}")))
-    throw UsageError("--experiment must look like v001, got \"" + req.experiment + "\"");
+  check_family(req.family);
+  check_experiment(req.experiment);
   if (p.has("chips")) req.chips = p.get("chips");
   bool json = p.has("json");
 

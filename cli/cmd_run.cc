@@ -7,21 +7,41 @@
 #include <thread>
 
 #include "cli/args.h"
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "common/exit_codes.h"
 #include "dispatcher/campaign.h"
+#include "dispatcher/preflight.h"
 
 namespace kd::cli {
 namespace {
 
-double number(const ParsedArgs& p, const std::string& name, double fallback) {
-  if (!p.has(name)) return fallback;
-  try {
-    return std::stod(p.get(name));
-  } catch (const std::exception&) {
-    throw UsageError("--" + name + " needs a number");
-  }
+// The run's own record: what `kdispatch status` shows beside the pid and the heartbeat.
+nlohmann::json process_info(const Args& args, const dispatcher::CampaignOptions& o) {
+  std::vector<std::string> argv = {"kdispatch", "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return {
+      {"command_line", argv},
+      {"version", std::string(version())},
+      {"wiki", o.wiki.string()},
+      {"model",
+       {{"provider", o.model.provider}, {"name", o.model.model}, {"base_url", o.model.base_url}}},
+      {"budgets",
+       {{"max_turns", o.budgets.max_turns},
+        {"max_cost_usd", o.budgets.max_cost_usd},
+        {"max_campaign_cost_usd", o.max_campaign_cost_usd}}}};
+}
+
+void print_preflight(const dispatcher::PreflightReport& r) {
+  std::printf("queue: %zu experiments\n", r.queue.size());
+  for (const auto& q : r.queue)
+    std::printf("  %s/%s  %s\n", q.family.c_str(), q.experiment.c_str(), q.page.c_str());
+  std::printf("checks:\n");
+  for (const auto& c : r.checks)
+    std::printf("  ok  %s\n", c.c_str());
+  for (const auto& p : r.problems)
+    std::printf("  BAD %s\n", p.c_str());
 }
 
 // SIGINT/SIGTERM: the first stops new dispatches and lets the experiments in flight finish; the
@@ -70,6 +90,10 @@ class StopSignals {
 // kdispatch run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]
 //   [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume] [--file]
 //   [--parallel N] [--status-every S] [--max-turns N] [--max-cost USD] [--max-campaign-cost USD]
+//   [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run]
+// Exit 0 when every experiment got a verdict the receipt carries (supported, refuted), 75 when
+// any ended in an error (retry with --resume), else 2 (inconclusive, invalid, refused, not
+// dispatched, or preflight failed).
 int cmd_run(const Args& args) {
   std::vector<OptSpec> specs = {{"wiki"},
                                 {"family", true, true},
@@ -79,9 +103,13 @@ int cmd_run(const Args& args) {
                                 {"mode"},
                                 {"tool-dir", true, true},
                                 {"resume", false},
+                                {"retry-errors", false},
+                                {"dry-run", false},
                                 {"file", false},
                                 {"parallel"},
                                 {"status-every"},
+                                {"outage-wait"},
+                                {"outage-backoff"},
                                 {"max-campaign-cost"}};
   for (auto& s : model_option_specs())
     specs.push_back(s);
@@ -90,34 +118,70 @@ int cmd_run(const Args& args) {
   dispatcher::CampaignOptions o;
   o.wiki = p.required("wiki");
   o.families = p.all("family");
+  for (const auto& f : o.families)
+    check_family(f);
   if (p.has("chips")) o.chips = p.get("chips");
   o.run_root = p.get("run-root", "run-root");
   o.model = model_config(p);
   o.budgets = session_budgets(p);
-  o.max_campaign_cost_usd = number(p, "max-campaign-cost", 0);
+  o.max_campaign_cost_usd = number_option(p, "max-campaign-cost", 0, 0, 1e7);
   if (p.has("verify-cmd")) o.verify_cmd = p.get("verify-cmd");
   o.mode = p.get("mode", "full");
   if (o.mode != "screen" && o.mode != "full") throw UsageError("--mode is screen or full");
   for (const auto& d : p.all("tool-dir"))
     o.tool_dirs.emplace_back(d);
-  o.resume = p.has("resume");
+  // --retry-errors: the same continuation, said for a campaign that finished with errors.
+  o.resume = p.has("resume") || p.has("retry-errors");
   o.file = p.has("file");
-  o.parallel = static_cast<int>(number(p, "parallel", 0));
-  o.status_interval_s = number(p, "status-every", 15);
+  o.parallel = static_cast<int>(int_option(p, "parallel", 0, 0, 1024));
+  o.status_interval_s = number_option(p, "status-every", 15, 0.1, 86400);
+  o.outage_wait_s = number_option(p, "outage-wait", o.outage_wait_s, 0, 7 * 86400);
+  o.outage_backoff_s = number_option(p, "outage-backoff", o.outage_backoff_s, 0.1, 86400);
+
+  dispatcher::PreflightInput pre;
+  pre.wiki = o.wiki;
+  pre.families = o.families;
+  pre.chips = o.chips;
+  pre.run_root = o.run_root;
+  pre.model = o.model;
+  pre.budgets = o.budgets;
+  pre.author = pre.verify = true;
+  pre.verify_cmd = o.verify_cmd;
+  pre.tool_dirs = o.tool_dirs;
+  dispatcher::PreflightReport checked = dispatcher::preflight(pre);
+  if (p.has("dry-run")) {
+    print_preflight(checked);
+    std::printf("dry run: nothing was dispatched or written\n");
+    return checked.ok() ? kExitOk : kExitRefused;
+  }
+  if (!checked.ok()) throw dispatcher::PreflightFailed(checked);
+  o.process_info = process_info(args, o);
+  o.process_info["queued"] = checked.queue.size();
 
   StopSignals signals;
   dispatcher::CampaignReport r = dispatcher::run_campaign(o, signals.stop());
-  bool all_verdicts = true;
+  bool all_verdicts = true, any_error = false;  // all: supported or refuted
   for (const auto& e : r.experiments) {
     std::printf("%-28s %-14s %s\n", e.experiment.c_str(), contract::to_string(e.outcome).c_str(),
                 e.earlier ? "(recorded earlier)" : e.run_dir.c_str());
     for (const auto& reason : e.reasons)
       std::printf("    - %s\n", reason.c_str());
-    all_verdicts = all_verdicts && e.outcome.is_verdict();
+    // As `verify`: only a verdict the receipt carries is a success.
+    all_verdicts = all_verdicts && e.outcome.is_verdict() &&
+                   (e.outcome.verdict == contract::Verdict::Supported ||
+                    e.outcome.verdict == contract::Verdict::Refuted);
+    any_error = any_error || e.is_error();
   }
   std::printf("%zu experiments, wall %.1f s, kdispatch cpu %.2f s%s\n", r.experiments.size(),
               r.wall_s, r.cpu_s, r.stopped ? " (stopped: resume with --resume)" : "");
+  if (!r.halted.empty()) std::printf("stopped: %s\n", r.halted.c_str());
   if (r.experiments.empty()) std::printf("nothing queued: no committed in_progress experiment\n");
+  if (any_error || !r.halted.empty()) {
+    std::fprintf(stderr,
+                 "kdispatch run: some experiments ended in an error, not a verdict; nothing of "
+                 "theirs was filed. Retry them with `kdispatch run --resume`\n");
+    return kExitTempFail;
+  }
   return all_verdicts ? kExitOk : kExitRefused;
 }
 

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "common/exit_codes.h"
+#include "dispatcher/preflight.h"
 #include "dispatcher/verify_run.h"
 
 namespace kd::cli {
@@ -31,6 +32,17 @@ int cmd_verify(const Args& args) {
     o.tool_dirs.emplace_back(d);
   o.file = p.has("file");
   if (p.has("provider")) o.verifier_model = model_config(p);
+
+  dispatcher::PreflightInput pre;
+  pre.run_dir = o.run_dir;
+  pre.chips = o.chips;
+  pre.verify = true;
+  pre.verify_cmd = o.verify_cmd;
+  pre.tool_dirs = o.tool_dirs;
+  pre.model = o.verifier_model;
+  pre.budgets.max_cost_usd = 0;  // the LLM verifier has no cost budget of its own
+  if (auto checked = dispatcher::preflight(pre); !checked.ok())
+    throw dispatcher::PreflightFailed(checked);
 
   dispatcher::VerifyReport r = dispatcher::run_verify(o);
   if (p.has("json")) {

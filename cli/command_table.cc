@@ -42,9 +42,10 @@ constexpr Command kCommands[] = {
      "run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]\n"
      "                [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume]\n"
      "                [--file] [--parallel N] [--status-every S] [BUDGET] [--max-campaign-cost "
-     "USD]",
+     "USD]\n"
+     "                [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run]",
      KD_FULL_ONLY(cmd_run)},
-    {"status", "status [--run-root DIR]", KD_FULL_ONLY(cmd_status)},
+    {"status", "status [--run-root DIR] [--json]", KD_FULL_ONLY(cmd_status)},
     {"receipt", "receipt verify FILE", cmd_receipt},
     {"transcript", "transcript verify FILE", cmd_transcript},
     {"audit",
@@ -83,8 +84,9 @@ void print_help(std::FILE* out) {
   std::fprintf(out, "\n%.*s\n", int(kModel.size()), kModel.data());
   std::fprintf(
       out,
-      "\nexit status: 0 success, 1 advisory findings, 2 refused / gate failed / violations,\n"
-      "64 usage error, 70 internal error\n");
+      "\nexit status: 0 success, 1 advisory findings, 2 refused / gate failed / violations /\n"
+      "bad input, 64 usage error, 70 internal error, 75 infrastructure error (provider down,\n"
+      "key refused, spend cap, chip): retry with `kdispatch run --resume`\n");
 }
 
 const Command* route(int argc, char** argv, int& exit_status) {
@@ -99,6 +101,11 @@ const Command* route(int argc, char** argv, int& exit_status) {
     exit_status = kExitOk;
     return nullptr;
   }
+  if (name == "--version" || name == "version") {
+    std::printf("kdispatch %.*s\n", int(version().size()), version().data());
+    exit_status = kExitOk;
+    return nullptr;
+  }
   const Command* command = find_command(name);
   if (!command) {
     std::fprintf(stderr, "kdispatch: unknown command \"%s\" (try kdispatch help)\n", argv[1]);
@@ -107,14 +114,38 @@ const Command* route(int argc, char** argv, int& exit_status) {
   return command;
 }
 
+std::string_view version() {
+  return KD_VERSION;
+}
+
 int run_command(const Command& command, const Args& args) {
   const std::string name(command.name);
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: kdispatch %.*s\n", int(command.usage.size()), command.usage.data());
+      if (command.usage.find("MODEL") != std::string_view::npos ||
+          command.usage.find("BUDGET") != std::string_view::npos)
+        std::printf("\n%.*s\n", int(kModel.size()), kModel.data());
+      return kExitOk;
+    }
+    if (a == "--version") {
+      std::printf("kdispatch %.*s\n", int(version().size()), version().data());
+      return kExitOk;
+    }
+  }
   try {
     return command.run(args);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kdispatch %s: %s\nusage: kdispatch %.*s\n", name.c_str(), e.what(),
                  int(command.usage.size()), command.usage.data());
     return kExitUsage;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "kdispatch %s: %s\n", name.c_str(), e.what());
+    return kExitRefused;
+  } catch (const InfraError& e) {
+    std::fprintf(stderr, "kdispatch %s: %s\n", name.c_str(), e.what());
+    return kExitTempFail;
   } catch (const Error& e) {
     std::fprintf(stderr, "kdispatch %s: %s\n", name.c_str(), e.what());
     return kExitInternal;

@@ -25,8 +25,11 @@ const Command* find_command(std::string_view name);
 // Returns the command to run, or nullptr with `exit_status` set.
 const Command* route(int argc, char** argv, int& exit_status);
 void print_help(std::FILE* out);
-// Runs `command` (which has a runner) on `args`, mapping UsageError to 64 with the usage line,
-// kd::Error and other exceptions to 70; messages go to stderr prefixed with "kdispatch <name>".
+// The version of kdispatch ("0.1.0").
+std::string_view version();
+// Runs `command` (which has a runner) on `args`: --help (or -h) prints its usage, --version the
+// version, both exit 0. Maps UsageError to 64 with the usage line, InputError to 2, InfraError
+// to 75, other errors to 70; messages go to stderr prefixed with "kdispatch <name>".
 int run_command(const Command& command, const Args& args);
 
 }  // namespace kd::cli

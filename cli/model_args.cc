@@ -21,12 +21,9 @@ agents::ModelConfig model_config(const ParsedArgs& p) {
 
 agents::Budgets session_budgets(const ParsedArgs& p) {
   agents::Budgets b;
-  try {
-    if (p.has("max-turns")) b.max_turns = std::stoi(p.get("max-turns"));
-    if (p.has("max-cost")) b.max_cost_usd = std::stod(p.get("max-cost"));
-  } catch (const std::exception&) {
-    throw UsageError("--max-turns and --max-cost need a number");
-  }
+  b.max_turns = static_cast<int>(int_option(p, "max-turns", b.max_turns, 1, 100'000));
+  // 0 is an explicit "no cost budget"; a negative or NaN budget is never read as one.
+  b.max_cost_usd = number_option(p, "max-cost", b.max_cost_usd, 0, 1e6);
   return b;
 }
 

@@ -60,6 +60,12 @@ std::string sys_message(std::string_view call, std::string_view object, int err)
   return out;
 }
 
+void throw_open(std::string_view object, int err) {
+  if (err == ENOENT || err == ENOTDIR || err == EISDIR || err == ELOOP || err == ENAMETOOLONG)
+    throw InputError(sys_message("open", object, err));
+  throw_sys("open", object, err);
+}
+
 void throw_sys(std::string_view call, std::string_view object, int err) {
   throw Error(sys_message(call, object, err));
 }

@@ -40,7 +40,8 @@ void write_all(int fd, std::string_view data, const std::string& what) {
 
 std::string read_file(const std::filesystem::path& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw_sys("open", quote(path.string()), errno);
+  // A path that is not there (or not a file) is the caller's input, not a failure of ours.
+  if (fd.get() < 0) throw_open(quote(path.string()), errno);
   std::string out;
   struct stat st {};
   if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
@@ -49,6 +50,7 @@ std::string read_file(const std::filesystem::path& path) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EISDIR) throw InputError(sys_message("read", quote(path.string()), EISDIR));
       throw_sys("read", quote(path.string()), errno);
     }
     if (n == 0) break;

@@ -13,7 +13,7 @@ json parse_json_document(std::string_view text, const std::string& where) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    throw Error(where + ": not JSON: " + e.what());
+    throw InputError(where + ": not JSON: " + e.what());
   }
 }
 
@@ -25,7 +25,7 @@ JsonObjectReader::JsonObjectReader(const json& obj, std::string where, std::stri
     : obj_(obj), where_(std::move(where)), path_(std::move(path)), names_(names) {
   if (obj_.is_object()) return;
   if (names_ == FieldNames::Quoted) error("must be an object");
-  throw Error(where_ + ": " + (path_.empty() ? "top level" : path_) + " must be an object");
+  throw InputError(where_ + ": " + (path_.empty() ? "top level" : path_) + " must be an object");
 }
 
 std::string JsonObjectReader::path_of(const std::string& key) const {
@@ -179,12 +179,12 @@ std::vector<JsonObjectReader> JsonObjectReader::objects(const std::string& key) 
 }
 
 void JsonObjectReader::field_error(const std::string& key, const std::string& what) const {
-  if (names_ == FieldNames::Quoted) throw Error(where_ + ": \"" + key + "\" " + what);
-  throw Error(where_ + ": " + path_of(key) + " " + what);
+  if (names_ == FieldNames::Quoted) throw InputError(where_ + ": \"" + key + "\" " + what);
+  throw InputError(where_ + ": " + path_of(key) + " " + what);
 }
 
 void JsonObjectReader::error(const std::string& what) const {
-  throw Error(where_ + ": " + (path_.empty() ? "" : path_ + ": ") + what);
+  throw InputError(where_ + ": " + (path_.empty() ? "" : path_ + ": ") + what);
 }
 
 }  // namespace kd

@@ -1,5 +1,6 @@
 // The record types of a campaign's journal (docs/dispatcher.md), in pipeline order: written by
 // the dispatcher and the verification, folded by `status` and `--resume`, read by the report.
+// An experiment is terminal at a verdict; an error record leaves it to be retried.
 #pragma once
 
 namespace kd::contract::journal {
@@ -11,5 +12,9 @@ inline constexpr const char* kFinished = "finished";       // end_reason, final 
 inline constexpr const char* kVerifyStarted = "verify_started";  // chip, snapshot sha
 inline constexpr const char* kReceiptValidated = "receipt_validated";
 inline constexpr const char* kVerdict = "verdict";  // verdict, reasons
+// Not a step but an end: the infrastructure failed (cause, message). The experiment is retried
+// by `kdispatch run --resume` from where it stood: re-authored when no finished record precedes
+// the error, else verified again.
+inline constexpr const char* kError = "error";
 
 }  // namespace kd::contract::journal

@@ -118,7 +118,7 @@ ChainReport ChainVerifier::finish(bool last_line_complete) {
 
 ChainReport verify_chain_file(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_sys("open", quote(path.string()), errno);
+  if (fd < 0) throw_open(quote(path.string()), errno);
   ChainVerifier verifier;
   std::string carry;  // the start of a line that spans reads
   std::string buf(1 << 20, '\0');

@@ -2,6 +2,18 @@
 
 namespace kd::contract {
 
+bool is_family_slug(std::string_view s) {
+  if (s.empty() || s.size() > kMaxSlug || s[0] == '-') return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+bool is_experiment_name(std::string_view s) {
+  return s.size() == 4 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9' &&
+         s[3] >= '0' && s[3] <= '9';
+}
+
 std::string family_dir(std::string_view family) {
   return std::string(kExperimentsDir) + "/" + std::string(family) + "/pallas";
 }

@@ -9,6 +9,13 @@
 
 namespace kd::contract {
 
+// A family slug: 1 to kMaxSlug characters of [a-z0-9-], not starting with '-'. Checked by hand,
+// not by a regex: a regex engine recurses per character and a long argument overflows its stack.
+inline constexpr size_t kMaxSlug = 64;
+bool is_family_slug(std::string_view s);
+// An experiment name: v and three digits.
+bool is_experiment_name(std::string_view s);
+
 // The family's pages: wiki/kernel_experiments/<slug>/pallas
 std::string family_dir(std::string_view family);
 // The family binding: <family_dir>/program.md

@@ -20,6 +20,7 @@
 #include "contract/wiki_layout.h"
 #include "dispatcher/author_tools.h"
 #include "dispatcher/campaign_state.h"
+#include "dispatcher/experiment_error.h"
 #include "dispatcher/journal.h"
 #include "git/reader.h"
 #include "sandbox/box.h"
@@ -161,6 +162,20 @@ AuthorReport run_author(const AuthorOptions& o) {
     }
     if (!dispatched) throw Error("nothing to resume: the journal has no dispatch of " + key);
   }
+  if (o.retry_after_error && fs::exists(report.run_dir / "author/transcript.jsonl")) {
+    // The failed attempt stays as evidence; its spending is in the journal already.
+    int n = 1;
+    while (fs::exists(report.run_dir / ("author.error-" + std::to_string(n))))
+      ++n;
+    fs::path aside = report.run_dir / ("author.error-" + std::to_string(n));
+    std::error_code ec;
+    fs::rename(report.run_dir / "author", aside, ec);
+    if (ec)
+      throw_sys("rename",
+                quote((report.run_dir / "author").string()) + " -> " + quote(aside.string()),
+                ec.value());
+    fs::create_directories(report.run_dir / "author");
+  }
 
   git::WorktreeRequest ref{wiki / brief.home_repo, wiki / brief.worktree, o.family,
                            bind.integration_branch,
@@ -298,6 +313,18 @@ AuthorReport run_author(const AuthorOptions& o) {
                           report.session.transcript_head,
                           to_string(report.session.end_reason)};
   run.save(report.run_dir);
+  if (const auto& failure = report.session.provider_failure) {
+    const contract::ErrorCause cause = error_cause(failure->kind);
+    const std::string message = provider_failure_message(*failure);
+    journal.append(rec::kError, key,
+                   {{"cause", contract::to_string(cause)},
+                    {"message", message},
+                    {"phase", "author"},
+                    {"provider_failure", agents::to_string(failure->kind)},
+                    {"end_reason", to_string(report.session.end_reason)},
+                    {"transcript_head", report.session.transcript_head}});
+    throw ExperimentError(cause, key + ": " + message);
+  }
   json final_sha = report.session.finish
                        ? report.session.finish->value("/final_candidate/sha"_json_pointer, "")
                        : "";

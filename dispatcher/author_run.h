@@ -31,6 +31,9 @@ struct AuthorOptions {
   // Continue the experiment's interrupted session (kdispatch run --resume): its branch, its
   // commits and its transcript, from the journal's dispatched record.
   bool resume = false;
+  // The journal's last word on it is an error of the author phase: the failed session's
+  // transcript is kept aside (author.error-N/) and a fresh session starts on the same branch.
+  bool retry_after_error = false;
 };
 
 struct AuthorReport {
@@ -42,7 +45,9 @@ struct AuthorReport {
   agents::SessionResult session;
 };
 
-// Throws kd::Error for environment failures (a layer of the box, git, the model's setup).
+// Throws kd::Error for environment failures (a layer of the box, git, the model's setup), and
+// ExperimentError, after journalling it, when the provider ended the session: that session is
+// an error to retry, not something to verify.
 AuthorReport run_author(const AuthorOptions& options);
 
 }  // namespace kd::dispatcher

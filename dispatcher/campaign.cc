@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
@@ -14,8 +15,11 @@
 #include "common/errors.h"
 #include "common/time.h"
 #include "contract/chips.h"
+#include "dispatcher/audit_after_verdict.h"
 #include "dispatcher/author_run.h"
+#include "dispatcher/campaign_process.h"
 #include "dispatcher/campaign_state.h"
+#include "dispatcher/experiment_error.h"
 #include "dispatcher/verify_run.h"
 
 namespace kd::dispatcher {
@@ -53,14 +57,20 @@ class Campaign {
     if (parallel <= 0)
       parallel = static_cast<int>(contract::load_chip_inventory_or_default(o_.chips).chips.size());
     std::counting_semaphore<> slots(std::max(parallel, 1));
+    std::error_code ec;
+    fs::create_directories(o_.run_root, ec);
+    if (ec) throw_sys("mkdir", quote(o_.run_root.string()), ec.value());
+    CampaignProcess process(o_.run_root, o_.process_info, std::max(1.0, o_.status_interval_s));
     std::thread ticker([this] { tick(); });
     std::vector<std::thread> workers;
     for (auto& [family, items] : by_family) {
       workers.emplace_back([&, items = items] {
         for (size_t i : items) {
+          wait_out_pause();
           slots.acquire();
           report_.experiments[i] = run_experiment(queue[i]);
           slots.release();
+          react(report_.experiments[i]);
         }
       });
     }
@@ -72,6 +82,10 @@ class Campaign {
     }
     cv_.notify_all();
     ticker.join();
+    size_t errors = 0;
+    for (const auto& e : report_.experiments)
+      errors += e.is_error();
+    process.end(report_.halted.empty() ? std::to_string(errors) + " errors" : report_.halted);
     report_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report_.cpu_s = cpu_seconds();
     return report_;
@@ -114,17 +128,26 @@ class Campaign {
       return out;
     }
     if (state && !o_.resume) {
+      if (state->failed()) {
+        out.outcome =
+            contract::ExperimentOutcome::error(contract::parse_error_cause(state->error_cause)
+                                                   .value_or(contract::ErrorCause::Internal));
+        out.reasons = {"the journal records an error: " + state->error_message +
+                       " (retry it with --resume)"};
+        out.run_dir = state->run_dir;
+        return out;
+      }
       out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Refused);
       out.reasons = {"the journal holds unfinished work of this experiment (" + state->phase +
                      "); continue it with --resume"};
       return out;
     }
-    bool authored =
-        state && (state->phase == rec::kFinished || state->phase == rec::kVerifyStarted ||
-                  state->phase == rec::kReceiptValidated);
-    if (!state && (stop_.load() || over_budget())) {
+    const bool authored = state && state->authored();
+    if (std::string why = halted(); !why.empty() || (!state && (stop_.load() || over_budget()))) {
       out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::NotDispatched);
-      out.reasons = {stop_.load() ? "stop requested" : "campaign cost budget spent"};
+      out.reasons = {!why.empty()   ? "the campaign stopped: " + why
+                     : stop_.load() ? "stop requested"
+                                    : "campaign cost budget spent"};
       std::lock_guard lock(mu_);
       report_.stopped = true;
       return out;
@@ -142,6 +165,7 @@ class Campaign {
         a.tool_dirs = o_.tool_dirs;
         a.journals = &journals_;
         a.resume = state.has_value();
+        a.retry_after_error = state && state->failed();
         AuthorReport r = run_author(a);
         if (r.refused) {
           out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Refused);
@@ -164,11 +188,104 @@ class Campaign {
       VerifyReport vr = run_verify(v);
       out.outcome = contract::ExperimentOutcome::of(vr.verdict);
       out.reasons = vr.reasons;
+      if (!vr.reused) out.reasons.push_back(audit_after_verdict(out.run_dir).line);
+    } catch (const ExperimentError& e) {
+      fail(out, e.cause(), e.what());
     } catch (const Error& e) {
-      out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::Error);
-      out.reasons = {e.what()};
+      fail(out, contract::ErrorCause::Internal, e.what());
+    } catch (const std::exception& e) {
+      fail(out, contract::ErrorCause::Internal, std::string("internal error: ") + e.what());
     }
     return out;
+  }
+
+  // An error outcome, journalled with its cause unless its step did (the author journals a
+  // provider's give-up itself). Nothing journalled when the experiment was never dispatched.
+  void fail(ExperimentResult& out, contract::ErrorCause cause, const std::string& message) {
+    out.outcome = contract::ExperimentOutcome::error(cause);
+    out.reasons = {message};
+    std::optional<ExperimentState> s = state_of(out.experiment);
+    if (!s) return;
+    out.run_dir = s->run_dir;
+    if (s->failed()) return;
+    try {
+      journals_.at(fs::path(s->run_dir).parent_path())
+          .append(rec::kError, out.experiment,
+                  {{"cause", contract::to_string(cause)},
+                   {"message", message},
+                   {"phase", s->authored() ? "verify" : "author"}});
+    } catch (const Error& e) {
+      out.reasons.push_back(std::string("the error could not be journalled: ") + e.what());
+    }
+  }
+
+  std::string halted() {
+    std::lock_guard lock(mu_);
+    return report_.halted;
+  }
+
+  void halt(const std::string& why) {
+    std::lock_guard lock(mu_);
+    if (!report_.halted.empty()) return;
+    report_.halted = why;
+    report_.stopped = true;
+    std::fprintf(stderr, "kdispatch run: %s\n", why.c_str());
+  }
+
+  // After each experiment: an auth failure or a spend cap stops dispatch, an outage pauses it
+  // (longer each time), anything that reached the provider ends the pause.
+  void react(const ExperimentResult& r) {
+    if (!r.is_error()) {
+      if (!r.earlier) {
+        std::lock_guard lock(mu_);
+        outages_ = 0;
+      }
+      return;
+    }
+    const contract::ErrorCause cause = r.outcome.cause;
+    const std::string what =
+        r.reasons.empty() ? std::string(contract::to_string(cause)) : r.reasons.front();
+    if (contract::stops_campaign(cause)) {
+      halt("stopping the campaign: " + what +
+           "; fix it, then continue with `kdispatch run --resume`");
+      return;
+    }
+    if (!contract::pauses_campaign(cause)) return;
+    double wait = 0;
+    {
+      std::lock_guard lock(mu_);
+      wait = o_.outage_backoff_s * std::pow(2.0, outages_);
+      ++outages_;
+      if (paused_s_ + wait <= o_.outage_wait_s && o_.outage_wait_s > 0) {
+        paused_s_ += wait;
+        paused_until_ = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(wait));
+        std::fprintf(stderr, "kdispatch run: %s; pausing dispatch for %.0f s\n", what.c_str(),
+                     wait);
+        return;
+      }
+    }
+    char waited[64];
+    {
+      std::lock_guard lock(mu_);
+      std::snprintf(waited, sizeof waited, "%.0f s", paused_s_);
+    }
+    halt("the provider is still failing after pauses of " + std::string(waited) + " in all (" +
+         what + "); stopping: `kdispatch run --resume` continues once it is back");
+  }
+
+  // Holds a dispatch while the campaign is paused for an outage (a stop request or a halt ends
+  // the wait: the experiment is then not dispatched).
+  void wait_out_pause() {
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        if (std::chrono::steady_clock::now() >= paused_until_ || !report_.halted.empty()) return;
+      }
+      if (stop_.load()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
 
   // The chips of experiments in their author phase now.
@@ -197,7 +314,7 @@ class Campaign {
       std::string now = utc_now_rfc3339();
       for (Journal* j : journals_.all()) {
         for (const auto& s : fold_journal(j->records())) {
-          if (!s.done()) emit(status_line(s, now));
+          if (!s.done() && !s.failed()) emit(status_line(s, now));
         }
       }
       lock.lock();
@@ -211,6 +328,9 @@ class Campaign {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
+  int outages_ = 0;      // consecutive pauses for an outage
+  double paused_s_ = 0;  // seconds paused in all
+  std::chrono::steady_clock::time_point paused_until_{};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,10 +28,19 @@ struct CampaignOptions {
   std::optional<std::string> verify_cmd;
   std::string mode = "full";
   std::vector<std::filesystem::path> tool_dirs;
-  bool resume = false;  // continue experiments the journal shows unfinished
-  bool file = false;    // file each verdict into the wiki
-  int parallel = 0;     // families at once; 0: the number of chips in the inventory
+  // Continue experiments the journal shows unfinished, and retry those that ended in an error.
+  bool resume = false;
+  bool file = false;  // file each verdict into the wiki
+  int parallel = 0;   // families at once; 0: the number of chips in the inventory
   double status_interval_s = 15;
+  // A provider outage pauses dispatch: the first pause lasts outage_backoff_s, each next one
+  // twice as long; once the pauses would pass outage_wait_s in all, the campaign stops (its
+  // experiments stay queued for --resume). 0: stop at the first outage.
+  double outage_backoff_s = 10;
+  double outage_wait_s = 1800;
+  // Written to <run-root>/campaign-process.json with the pid, host and heartbeat (command line,
+  // model, budgets, version).
+  nlohmann::json process_info = nlohmann::json::object();
   // One status line per active session, every status_interval_s (default: stderr).
   std::function<void(const std::string&)> on_status;
 };
@@ -41,17 +51,23 @@ struct ExperimentResult {
   std::vector<std::string> reasons;
   std::filesystem::path run_dir;
   bool earlier = false;  // the journal already held its verdict
+  bool is_error() const { return outcome.kind == contract::OutcomeKind::Error; }
 };
 
 struct CampaignReport {
   std::vector<ExperimentResult> experiments;  // in queue order
   bool stopped = false;                       // a stop request left work undispatched
+  // Why the campaign stopped dispatching by itself (an auth failure, a spend cap, a provider
+  // down past outage_wait_s); empty when it did not.
+  std::string halted;
   double wall_s = 0;
   double cpu_s = 0;  // this process's own user+system time
 };
 
 // `stop` is polled between experiments: once set, nothing new is dispatched and the experiments
-// in flight finish.
+// in flight finish. An experiment whose infrastructure failed ends in an error (journalled with
+// its cause), never in a verdict; an auth failure or a spend cap stops all dispatch at once, an
+// outage pauses it (CampaignOptions::outage_backoff_s).
 CampaignReport run_campaign(const CampaignOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace kd::dispatcher

@@ -8,10 +8,12 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/json_read.h"
+#include "contract/end_reason.h"
 #include "contract/run_record.h"
 #include "contract/wiki_layout.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/chip_lock.h"
+#include "dispatcher/experiment_error.h"
 #include "dispatcher/llm_verifier.h"
 #include "verify/filing.h"
 #include "verify/verification.h"
@@ -122,6 +124,15 @@ VerifyReport run_verify(const VerifyOptions& o) {
     if (!s.receipt.is_null()) prior = s.receipt;
   }
   if (!report.reused) {
+    // A session the provider ended is an error of the author phase, never a run to judge.
+    if (auto end = contract::parse_end_reason(run.end_reason);
+        end && end->kind == contract::EndReason::Kind::Provider) {
+      const agents::ProviderFailure f = agents::classify_provider_failure(end->detail, "");
+      throw ExperimentError(error_cause(f.kind),
+                            id.key() + ": the author session ended because " +
+                                provider_failure_message(f) +
+                                ": nothing to verify; retry it with `kdispatch run --resume`");
+    }
     // The author phase's inventory, unless this verification names another.
     std::optional<fs::path> chips = o.chips;
     if (!chips && !run.chips.empty()) chips = fs::path(run.chips);

@@ -45,7 +45,8 @@ std::vector<std::string> processes_mentioning(const std::string& needle) {
 TEST(RunCli, RunsTheQueueAndRecordsEveryStep) {
   test::ExampleEnv env;
   auto r = env.run(test::ExampleEnv::script("honest-author.json"), {"--status-every", "0.5"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, env.run_exit_for_verdict()) << r.out << r.err;
   EXPECT_NE(r.out.find("rms-norm/v002"), std::string::npos) << r.out;
   // The filed v001 is not queued; v002 went author -> verifier -> verdict.
   EXPECT_EQ(r.out.find("v001"), std::string::npos) << r.out;
@@ -62,7 +63,7 @@ TEST(RunCli, RunsTheQueueAndRecordsEveryStep) {
   // Run again: the verdict is the journal's; nothing is dispatched or paid a second time.
   size_t records = read_file(env.journal()).size();
   auto again = env.run(test::ExampleEnv::script("honest-author.json"));
-  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.exit_code, env.run_exit_for_verdict());
   EXPECT_NE(again.out.find("recorded earlier"), std::string::npos) << again.out;
   EXPECT_EQ(read_file(env.journal()).size(), records);
 }
@@ -113,8 +114,8 @@ TEST(RunCli, OneSigtermLetsTheExperimentInFlightFinish) {
   test::ExampleEnv env;
   int status = run_and_signal(env, 1);
   ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(env.records("verdict").size(), 1u);
+  EXPECT_EQ(WEXITSTATUS(status), env.run_exit_for_verdict());
 }
 
 TEST(RunCli, TwoSigtermsStopNowAndResumeFinishes) {
@@ -132,8 +133,8 @@ TEST(RunCli, TwoSigtermsStopNowAndResumeFinishes) {
   }
   EXPECT_TRUE(left.empty()) << left.front();
   auto resumed = env.run(test::ExampleEnv::script("honest-author.json"), {"--resume"});
-  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_EQ(env.records("verdict").size(), 1u);
+  EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
 }
 
 class RunResume : public ::testing::TestWithParam<std::string> {};
@@ -154,7 +155,8 @@ TEST_P(RunResume, Kill9ThenResumeFinishesWithoutRedoingWork) {
   EXPECT_TRUE(left.empty()) << left.front();
 
   auto resumed = env.run(script, {"--resume"});
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
+  ASSERT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
   EXPECT_EQ(env.records("verdict").size(), 1u);
 
   // No duplicated commit: the script's two candidates, once each.

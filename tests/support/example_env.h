@@ -71,6 +71,17 @@ struct ExampleEnv {
   nlohmann::json outcome() const {
     return nlohmann::json::parse(read_file(run_dir() / "outcome.json"));
   }
+  // What `kdispatch run` exits with for the example's verdict: 0 for one the receipt carries
+  // (supported, refuted), 2 otherwise (on a busy machine the timing gate may make it
+  // inconclusive).
+  int run_exit_for_verdict() const {
+    const std::string v = outcome()["verdict"];
+    return v == "supported" || v == "refuted" ? 0 : 2;
+  }
+  // Journal records of one type; none while there is no journal yet.
+  std::vector<nlohmann::json> records_or_empty(const std::string& type) const {
+    return std::filesystem::exists(journal()) ? records(type) : std::vector<nlohmann::json>{};
+  }
   // Journal records of one type.
   std::vector<nlohmann::json> records(const std::string& type) const {
     std::vector<nlohmann::json> out;

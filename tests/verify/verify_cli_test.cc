@@ -106,7 +106,10 @@ TEST(VerifyCli, HonestRunGetsTheVerdictItsReceiptGives) {
 TEST(VerifyCli, AuthorThatNeverFinishesIsInconclusive) {
   test::ExampleEnv env;
   fs::path script = env.root / "silent.json";
-  write_file_atomic(script, R"({"turns": [{"text": "Let me think about this for a while."}]})");
+  // Three turns without a tool call: the session nudges twice, then ends without a finish (a
+  // script that ran out would be the provider failing, an error and no verdict).
+  write_file_atomic(script, R"({"turns": [{"text": "Let me think about this for a while."},
+                                          {"text": "Still thinking."}, {"text": "Thinking."}]})");
   auto a = env.author(script.string());
   EXPECT_EQ(a.exit_code, 2) << a.out << a.err;
   auto v = env.verify();
