@@ -42,11 +42,13 @@ constexpr Command kCommands[] = {
      "run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]\n"
      "                [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume]\n"
      "                [--file] [--parallel N] [--status-every S] [BUDGET] [--max-campaign-cost "
-     "USD]",
+     "USD]\n"
+     "                [--notify-cmd CMD]",
      KD_FULL_ONLY(cmd_run)},
     {"status", "status [--run-root DIR]", KD_FULL_ONLY(cmd_status)},
     {"receipt", "receipt verify FILE", cmd_receipt},
-    {"transcript", "transcript verify FILE", cmd_transcript},
+    {"transcript", "transcript verify FILE | transcript show FILE [--no-color]", cmd_transcript},
+    {"report", "report --run-root DIR [--out DIR]", KD_FULL_ONLY(cmd_report)},
     {"audit",
      "audit PATH... [--worktree DIR] [--reference PATH]... [--no-peek GLOB]...\n"
      "                [--wiki DIR --family SLUG --experiment vNNN] [--plan ID]... [--bar X]\n"
