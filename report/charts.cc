@@ -131,7 +131,8 @@ std::string columns_svg(const std::vector<ChartPoint>& points, const FamilyColou
   const double h = 160, left = 44, plot = kWidth - left - 8;
   const double w = plot / double(points.size());
   std::string out = "<svg class=\"" + std::string(cls) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
-                    num(h + 20) + "\" role=\"img\" aria-label=\"" + cls + "\">";
+                    num(h + 32) + "\" role=\"img\" aria-label=\"" + cls +
+                    "\"><g transform=\"translate(0 12)\">";
   for (int k = 0; k <= 4; ++k) {
     double v = top * k / 4, y = h - h * k / 4;
     out += "<line x1=\"" + num(left) + "\" x2=\"" + num(kWidth - 8) + "\" y1=\"" + num(y) +
@@ -141,7 +142,7 @@ std::string columns_svg(const std::vector<ChartPoint>& points, const FamilyColou
   for (size_t i = 0; i < points.size(); ++i) {
     const ChartPoint& p = points[i];
     const double x = left + w * double(i);
-    const double bw = std::max(w * 0.8, 0.5);
+    const double bw = std::clamp(w * 0.8, 0.5, 40.0);
     if (p.has_value && std::isfinite(p.value)) {
       double bh = h * std::max(p.value, 0.0) / top;
       out += "<rect x=\"" + num(x) + "\" y=\"" + num(h - bh) + "\" width=\"" + num(bw) +
@@ -157,7 +158,7 @@ std::string columns_svg(const std::vector<ChartPoint>& points, const FamilyColou
              "\" y2=\"" + num(y) + "\" stroke=\"#1b1f24\" stroke-width=\"2\"/>";
     }
   }
-  return out + "</svg>";
+  return out + "</g></svg>";
 }
 
 }  // namespace

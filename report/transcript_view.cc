@@ -30,6 +30,23 @@ std::string pretty(const json& v) {
   return v.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
+// Tool arguments as people read them: each top-level field on its own line, a multi-line string
+// (a file's content, a script) as a block under its name rather than one escaped JSON line.
+std::string arguments(const json& v) {
+  if (!v.is_object()) return pretty(v);
+  std::string out;
+  for (const auto& [k, x] : v.items()) {
+    std::string s = x.is_string() ? x.get<std::string>()
+                                  : x.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (s.find('\n') != std::string::npos)
+      out += k + ":\n" + s + (s.back() == '\n' ? "" : "\n");
+    else
+      out += k + ": " + s + "\n";
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
 // A field stored beside the transcript (`<field>_ref`, docs/transcripts.md): the blob's content
 // when it is there, else a line that says where it should be.
 std::string content_of(const json& d, const char* field, const fs::path& dir) {
@@ -195,7 +212,7 @@ class Reader {
     e.call.name = str(d, "name");
     e.call.call_ts = e.ts;
     auto in = d.find("input");
-    e.call.input = in != d.end() ? pretty(*in) : str(d, "input_raw");
+    e.call.input = in != d.end() ? arguments(*in) : str(d, "input_raw");
     ++v_.tool_calls;
     calls_[e.call.id] = v_.entries.size();
   }
