@@ -225,7 +225,8 @@ std::string render_transcript_html(const TranscriptView& v, const std::string& i
   std::string o;
   o.reserve(64 * 1024);
   const bool ok = v.chain_ok;
-  o += "<p class=\"chain " + std::string(ok ? "chain-ok" : "chain-bad") + "\" data-chain=\"" +
+  o += "<p class=\"chain " + std::string(ok ? "chain-ok" : "chain-bad") + "\" id=\"" + escape(id) +
+       "-chain\" data-chain=\"" +
        (ok          ? "intact"
         : v.missing ? "missing"
                     : "broken") +

@@ -32,6 +32,7 @@ svg text{font:11px system-ui,sans-serif;fill:var(--fg)}
 .legend{display:flex;flex-wrap:wrap;gap:10px;font-size:12px;margin:4px 0}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--soft);padding:8px;border-radius:4px;margin:4px 0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}
 details>summary{cursor:pointer}
+.card,header p{overflow-wrap:anywhere}
 .card{border:1px solid var(--line);border-radius:6px;padding:10px 12px;margin:10px 0}
 .turns .e{border-left:3px solid var(--line);padding:4px 10px;margin:6px 0}
 .turns .e.response{border-color:var(--info)}.turns .e.call{border-color:#98a2b3}.turns .e.hl{border-color:var(--bad);background:#fef3f2}

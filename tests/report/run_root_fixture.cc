@@ -38,8 +38,8 @@ void CampaignFixture::write_brief(const std::string& experiment, const std::stri
   json brief = {{"items",
                  {{{"item", "work dir"}},
                   {{"item", "falsification bar"}, {"bar", bar}, {"hypothesis", hypothesis}}}}};
-  write_file_atomic(run_dir(experiment) / "brief.json", brief.dump(2));
-  write_file_atomic(run_dir(experiment) / "brief.md", "# Brief\n\n" + hypothesis + "\n");
+  write_file_replace(run_dir(experiment) / "brief.json", brief.dump(2));
+  write_file_replace(run_dir(experiment) / "brief.md", "# Brief\n\n" + hypothesis + "\n");
 }
 
 void CampaignFixture::write_outcome(const std::string& experiment, const std::string& verdict,
@@ -54,7 +54,7 @@ void CampaignFixture::write_outcome(const std::string& experiment, const std::st
               {"speedup", speedup},
               {"p50_ms", {{"baseline", 1.0}, {"candidate", 1.0 / speedup}}}}},
             {"verifier", {{"chip", "1"}, {"argv", {"kverify"}}}}};
-  write_file_atomic(run_dir(experiment) / "outcome.json", o.dump(2));
+  write_file_replace(run_dir(experiment) / "outcome.json", o.dump(2));
 }
 
 void CampaignFixture::write_audit(const std::string& experiment,
@@ -63,12 +63,12 @@ void CampaignFixture::write_audit(const std::string& experiment,
   for (const auto& s : severities)
     a["findings"].push_back(
         {{"rule", "rule"}, {"severity", s}, {"defect", "d"}, {"evidence", "e"}});
-  write_file_atomic(run_dir(experiment) / "audit.json", a.dump(2));
+  write_file_replace(run_dir(experiment) / "audit.json", a.dump(2));
 }
 
 void CampaignFixture::write_transcript(const std::string& experiment, const TranscriptBuilder& t) {
   fs::create_directories(run_dir(experiment) / "author");
-  write_file_atomic(run_dir(experiment) / "author" / "transcript.jsonl", t.text());
+  write_file_replace(run_dir(experiment) / "author" / "transcript.jsonl", t.text());
 }
 
 void CampaignFixture::verified(const std::string& experiment, const std::string& author_chip,
