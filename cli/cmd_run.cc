@@ -9,7 +9,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "common/errors.h"
 #include "common/exit_codes.h"
+#include "common/words.h"
 #include "dispatcher/campaign.h"
 
 namespace kd::cli {
@@ -70,6 +72,7 @@ class StopSignals {
 // kdispatch run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]
 //   [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume] [--file]
 //   [--parallel N] [--status-every S] [--max-turns N] [--max-cost USD] [--max-campaign-cost USD]
+//   [--notify-cmd CMD]
 int cmd_run(const Args& args) {
   std::vector<OptSpec> specs = {{"wiki"},
                                 {"family", true, true},
@@ -82,7 +85,8 @@ int cmd_run(const Args& args) {
                                 {"file", false},
                                 {"parallel"},
                                 {"status-every"},
-                                {"max-campaign-cost"}};
+                                {"max-campaign-cost"},
+                                {"notify-cmd"}};
   for (auto& s : model_option_specs())
     specs.push_back(s);
   ParsedArgs p = parse_args(args, specs);
@@ -104,6 +108,16 @@ int cmd_run(const Args& args) {
   o.file = p.has("file");
   o.parallel = static_cast<int>(number(p, "parallel", 0));
   o.status_interval_s = number(p, "status-every", 15);
+  if (p.has("notify-cmd")) {
+    try {
+      o.notify_cmd = split_words(p.get("notify-cmd"), "--notify-cmd");
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  o.command_line = "kdispatch run";
+  for (const auto& a : args)
+    o.command_line += " " + (a.find_first_of(" \t'\"") == std::string::npos ? a : quote(a));
 
   StopSignals signals;
   dispatcher::CampaignReport r = dispatcher::run_campaign(o, signals.stop());

@@ -15,6 +15,7 @@
 #include "common/time.h"
 #include "contract/chips.h"
 #include "dispatcher/author_run.h"
+#include "dispatcher/campaign_report.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/verify_run.h"
 
@@ -42,6 +43,8 @@ class Campaign {
 
   CampaignReport run() {
     auto t0 = std::chrono::steady_clock::now();
+    const std::string started = utc_now_rfc3339();
+    write_run_info(o_, started, "", 0);
     std::vector<briefs::QueuedExperiment> queue =
         briefs::in_progress_experiments(o_.wiki, o_.families);
     report_.experiments.resize(queue.size());
@@ -61,6 +64,7 @@ class Campaign {
           slots.acquire();
           report_.experiments[i] = run_experiment(queue[i]);
           slots.release();
+          announce(report_.experiments[i]);
         }
       });
     }
@@ -74,6 +78,7 @@ class Campaign {
     ticker.join();
     report_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report_.cpu_s = cpu_seconds();
+    finish(started);
     return report_;
   }
 
@@ -171,6 +176,18 @@ class Campaign {
     return out;
   }
 
+  // An outcome this run reached (not one recorded earlier) goes to the notification command.
+  void announce(const ExperimentResult& r) {
+    if (!r.earlier) notifier_.send(outcome_event(r));
+  }
+
+  // The end of the run: recorded, the report regenerated, the end announced.
+  void finish(const std::string& started) {
+    write_run_info(o_, started, utc_now_rfc3339(), report_.wall_s);
+    const std::string index = o_.write_report ? regenerate_report(o_.run_root) : "";
+    notifier_.send(campaign_end_event(report_, index));
+  }
+
   // The chips of experiments in their author phase now.
   std::vector<std::string> author_chips() {
     std::vector<std::string> chips;
@@ -206,6 +223,7 @@ class Campaign {
 
   const CampaignOptions& o_;
   const std::atomic<bool>& stop_;
+  Notifier notifier_{o_.notify_cmd};
   JournalSet journals_;
   CampaignReport report_;
   std::mutex mu_;

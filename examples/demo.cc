@@ -99,6 +99,7 @@ DemoRow one_author(const fs::path& root, const std::string& author, const fs::pa
   o.model.script = (examples_dir() / "scripts" / (author + "-author.json")).string();
   o.tool_dirs = {examples_dir() / "tools"};
   o.status_interval_s = 3600;
+  o.write_report = false;  // the demo writes one report of both runs (write_demo_report)
   std::atomic<bool> stop{false};
   dispatcher::CampaignReport report = dispatcher::run_campaign(o, stop);
   if (report.experiments.size() != 1)
