@@ -24,6 +24,8 @@ struct Bar {
   const ChipInterval* first;
   int count;
   double seconds;
+  bool mixed;     // more than one experiment
+  bool families;  // more than one family: drawn grey
 };
 
 }  // namespace
@@ -79,28 +81,39 @@ std::string timeline_svg(const Campaign& c, const FamilyColours& colours) {
     out += "<text x=\"2\" y=\"" + num(y + 15) + "\">chip ";
     append_escaped(out, chips[li]);
     out += "</text>";
+    // Author calls first, then verifications, each in start order; a bar absorbs the next one
+    // that begins within a pixel of its end, whoever's it is (a night of 100,000 calls draws as
+    // a few hundred bars).
+    std::vector<const ChipInterval*> lane;
+    for (const auto& i : c.intervals)
+      if (i.chip == chips[li]) lane.push_back(&i);
+    std::stable_sort(lane.begin(), lane.end(), [](const ChipInterval* a, const ChipInterval* b) {
+      return a->kind != b->kind ? a->kind < b->kind : a->start < b->start;
+    });
     std::vector<Bar> bars;
-    for (const auto& i : c.intervals) {
-      if (i.chip != chips[li]) continue;
-      double x0 = x_of(i.start), x1 = std::max(x_of(i.end), x0 + 1);
-      if (!bars.empty() && bars.back().first->experiment == i.experiment &&
-          bars.back().first->kind == i.kind && x0 <= bars.back().x1 + 1) {
-        bars.back().x1 = std::max(bars.back().x1, x1);
-        ++bars.back().count;
-        bars.back().seconds += i.end - i.start;
+    for (const ChipInterval* i : lane) {
+      double x0 = x_of(i->start), x1 = std::max(x_of(i->end), x0 + 1);
+      if (!bars.empty() && bars.back().first->kind == i->kind && x0 <= bars.back().x1 + 1) {
+        Bar& b = bars.back();
+        b.x1 = std::max(b.x1, x1);
+        ++b.count;
+        b.seconds += i->end - i->start;
+        b.mixed = b.mixed || i->experiment != b.first->experiment;
+        b.families = b.families || i->family != b.first->family;
         continue;
       }
-      bars.push_back({x0, x1, &i, 1, i.end - i.start});
+      bars.push_back({x0, x1, i, 1, i->end - i->start, false, false});
     }
     for (const auto& b : bars) {
       const bool verify = b.first->kind == "verify";
-      const std::string colour = colours.of(b.first->family);
+      const std::string colour = b.families ? "#98a2b3" : colours.of(b.first->family);
       out += "<rect class=\"bar " + std::string(verify ? "verify" : "author") + "\" x=\"" +
              num(b.x0) + "\" y=\"" + num(y + (verify ? 3 : 5)) + "\" width=\"" + num(b.x1 - b.x0) +
              "\" height=\"" + num(verify ? kLane - 6 : kLane - 10) + "\" fill=\"" + colour + "\"" +
              (verify ? " stroke=\"#1b1f24\" stroke-width=\"1.5\" fill-opacity=\"0.55\"" : "") +
              "><title>";
       append_escaped(out, b.first->experiment);
+      if (b.mixed) out += " and others";
       out += verify ? " verification" : " author run_on_chip";
       if (b.count > 1) out += " \xC3\x97" + std::to_string(b.count);
       out += ", " + fmt_duration(b.seconds) + (b.first->open ? " (not ended)" : "") +

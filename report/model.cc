@@ -122,9 +122,10 @@ void read_audit(ExperimentRow& row) {
   }
 }
 
-// The author transcript's summary: denials, cache tokens, turns, and its chip calls.
-void read_author_transcript(ExperimentRow& row, Campaign& c) {
-  TranscriptView v = read_transcript(row.run_dir / "author" / "transcript.jsonl");
+}  // namespace
+
+void apply_transcript(ExperimentRow& row, const TranscriptView& v) {
+  row.chip_calls.clear();
   if (v.missing) return;
   if (!v.problem.empty()) {
     row.problems.push_back(v.problem);
@@ -141,15 +142,19 @@ void read_author_transcript(ExperimentRow& row, Campaign& c) {
   if (row.cost_usd == 0) row.cost_usd = v.cost_usd;
   const std::string chip = !v.chip.empty() ? v.chip : row.author_chip;
   for (const auto& call : v.chip_calls) {
-    ChipInterval i{chip, row.key, row.family, "author", seconds(call.start), seconds(call.end),
-                   false};
-    if (call.end.empty()) {
-      i.open = true;
-      i.end = i.start;
-    }
-    if (i.start > 0) c.intervals.push_back(i);
+    ChipInterval i{chip,
+                   row.key,
+                   row.family,
+                   "author",
+                   seconds(call.start),
+                   seconds(call.end),
+                   call.end.empty()};
+    if (i.open) i.end = i.start;
+    if (i.start > 0) row.chip_calls.push_back(i);
   }
 }
+
+namespace {
 
 // What a record that is not a verdict says went wrong (the dispatcher's error records).
 std::vector<std::string> reasons_of(const json& d) {
@@ -175,7 +180,15 @@ std::string safe_file_part(const std::string& s) {
   return out;
 }
 
+}  // namespace
+
 void finish_campaign(Campaign& c) {
+  c.outcomes.clear();
+  c.cost_usd = 0;
+  c.input_tokens = c.output_tokens = c.cache_read_tokens = c.cache_write_tokens = 0;
+  c.intervals.erase(std::remove_if(c.intervals.begin(), c.intervals.end(),
+                                   [](const ChipInterval& i) { return i.kind == "author"; }),
+                    c.intervals.end());
   for (auto& row : c.experiments) {
     if (row.outcome.empty()) row.outcome = c.running ? "running" : "unfinished";
     ++c.outcomes[row.outcome];
@@ -187,6 +200,7 @@ void finish_campaign(Campaign& c) {
     if (!row.first_ts.empty() && (c.first_ts.empty() || row.first_ts < c.first_ts))
       c.first_ts = row.first_ts;
     if (row.last_ts > c.last_ts) c.last_ts = row.last_ts;
+    c.intervals.insert(c.intervals.end(), row.chip_calls.begin(), row.chip_calls.end());
   }
   if (!c.run.started.empty() && (c.first_ts.empty() || c.run.started < c.first_ts))
     c.first_ts = c.run.started;
@@ -202,6 +216,8 @@ void finish_campaign(Campaign& c) {
               return x.chip != y.chip ? x.chip < y.chip : x.start < y.start;
             });
 }
+
+namespace {
 
 RunInfo read_run_info(const fs::path& dir, std::vector<std::string>& problems) {
   RunInfo r;
@@ -254,7 +270,7 @@ std::string page_name(const std::string& campaign, const std::string& key) {
   return "experiments/" + safe_file_part(base) + ".html";
 }
 
-Campaign load_campaign(const fs::path& dir, const std::string& name) {
+Campaign load_campaign(const fs::path& dir, const std::string& name, bool transcripts) {
   Campaign c;
   c.dir = dir;
   c.name = name;
@@ -325,13 +341,14 @@ Campaign load_campaign(const fs::path& dir, const std::string& name) {
     read_brief(row);
     read_outcome(row);
     read_audit(row);
-    read_author_transcript(row, c);
+    if (transcripts)
+      apply_transcript(row, read_transcript(row.run_dir / "author" / "transcript.jsonl"));
   }
   finish_campaign(c);
   return c;
 }
 
-Report load_report(const fs::path& root_in, int max_depth) {
+Report load_report(const fs::path& root_in, bool transcripts, int max_depth) {
   std::error_code ec;
   fs::path root = fs::absolute(root_in, ec);
   if (ec || !fs::is_directory(root, ec))
@@ -343,7 +360,7 @@ Report load_report(const fs::path& root_in, int max_depth) {
   find_campaigns(root, root, max_depth, dirs);
   for (const auto& d : dirs) {
     std::string name = d == root ? "." : d.lexically_relative(root).string();
-    r.campaigns.push_back(load_campaign(d, name));
+    r.campaigns.push_back(load_campaign(d, name, transcripts));
   }
   return r;
 }

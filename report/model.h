@@ -51,7 +51,8 @@ struct ExperimentRow {
   int denials = 0;  // sandbox refusals recorded in the author transcript
   AuditSummary audit;
   std::string first_ts, last_ts;
-  std::vector<std::string> problems;  // files that could not be read
+  std::vector<std::string> problems;     // files that could not be read
+  std::vector<ChipInterval> chip_calls;  // the author's run_on_chip calls (from its transcript)
 };
 
 // What `kdispatch run` recorded about itself (campaign-run.json), when it did.
@@ -84,12 +85,22 @@ struct Report {
   std::size_t experiment_count() const;
 };
 
+struct TranscriptView;
+
 // Reads every campaign under `root` (a directory holding journal.jsonl), at most `max_depth`
-// folders deep. Throws kd::Error only when `root` is not a readable directory.
-Report load_report(const std::filesystem::path& root, int max_depth = 4);
+// folders deep. Throws kd::Error only when `root` is not a readable directory. Without
+// `transcripts`, the author transcripts are left for the caller, who reads each once (for its
+// page) and hands it to apply_transcript, then calls finish_campaign: write_report does.
+Report load_report(const std::filesystem::path& root, bool transcripts = true, int max_depth = 4);
 
 // One campaign directory; `name` is how the report names it.
-Campaign load_campaign(const std::filesystem::path& dir, const std::string& name);
+Campaign load_campaign(const std::filesystem::path& dir, const std::string& name,
+                       bool transcripts = true);
+
+// What the row takes from its author transcript: denials, cache tokens, turns, chip calls.
+void apply_transcript(ExperimentRow& row, const TranscriptView& author);
+// The campaign's totals and timeline, from its rows (again after apply_transcript).
+void finish_campaign(Campaign& c);
 
 // The file name of an experiment's page: the campaign and the key, made safe for a file name.
 std::string page_name(const std::string& campaign, const std::string& key);

@@ -16,17 +16,17 @@ namespace kd::report {
 
 namespace fs = std::filesystem;
 
-WriteStats write_report(const Report& r, const fs::path& out) {
+WriteStats write_report(Report& r, const fs::path& out) {
   std::error_code ec;
   fs::create_directories(out / "experiments", ec);
   if (ec) throw Error("mkdir(" + quote((out / "experiments").string()) + "): " + ec.message());
   struct Job {
     const Campaign* c;
-    const ExperimentRow* e;
+    ExperimentRow* e;  // each job updates its own row only
   };
   std::vector<Job> jobs;
-  for (const auto& c : r.campaigns)
-    for (const auto& e : c.experiments)
+  for (auto& c : r.campaigns)
+    for (auto& e : c.experiments)
       jobs.push_back({&c, &e});
 
   // Pages are independent: a few threads render them (each reads its own transcript).
@@ -41,6 +41,7 @@ WriteStats write_report(const Report& r, const fs::path& out) {
         author.missing = true;
         if (!j.e->run_dir.empty())
           author = read_transcript(j.e->run_dir / "author" / "transcript.jsonl");
+        apply_transcript(*j.e, author);
         fs::path vpath = j.e->run_dir / "verifier" / "transcript.jsonl";
         std::optional<TranscriptView> verifier;
         if (!j.e->run_dir.empty() && fs::exists(vpath)) verifier = read_transcript(vpath);
@@ -62,6 +63,8 @@ WriteStats write_report(const Report& r, const fs::path& out) {
   for (auto& t : threads)
     t.join();
   if (failure) std::rethrow_exception(failure);
+  for (auto& c : r.campaigns)
+    finish_campaign(c);
 
   WriteStats s;
   std::string index = render_index(r);
@@ -74,7 +77,7 @@ WriteStats write_report(const Report& r, const fs::path& out) {
 }
 
 WriteStats generate_report(const fs::path& run_root, const fs::path& out) {
-  Report r = load_report(run_root);
+  Report r = load_report(run_root, false);
   return write_report(r, out.empty() ? r.root / "report" : out);
 }
 

@@ -15,12 +15,13 @@ struct WriteStats {
   std::size_t index_bytes = 0, total_bytes = 0;
 };
 
-// Renders and writes every page of `r` under `out` (created when absent). Throws kd::Error
-// naming the file that could not be written.
-WriteStats write_report(const Report& r, const std::filesystem::path& out);
+// Renders and writes every page of `r` under `out` (created when absent). Each author
+// transcript is read once, for its page, and its summary applied to `r` (apply_transcript)
+// before the index is drawn. Throws kd::Error naming the file that could not be written.
+WriteStats write_report(Report& r, const std::filesystem::path& out);
 
-// load_report(run_root) then write_report: the report of a run root in `out` (default
-// RUN_ROOT/report).
+// load_report(run_root) (transcripts left to the pages) then write_report: the report of a run root
+// in `out` (default RUN_ROOT/report).
 WriteStats generate_report(const std::filesystem::path& run_root,
                            const std::filesystem::path& out = {});
 
