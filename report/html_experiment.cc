@@ -19,18 +19,27 @@ std::string kv(const std::string& key, const std::string& value_html) {
   return "<dt>" + escape(key) + "</dt><dd>" + value_html + "</dd>";
 }
 
-// Preformatted text, folded behind a summary when long.
-std::string pre_block(const std::string& text, bool fold_long = true) {
-  std::string shown = text.size() > kMaxShown ? text.substr(0, kMaxShown) : text;
-  size_t lines = std::count(text.begin(), text.end(), '\n') + 1;
-  std::string p = "<pre>" + escape(shown);
-  if (shown.size() < text.size())
-    p += "\n[cut at " + std::to_string(kMaxShown / 1024) + " KiB of " +
+// Preformatted text, folded behind a summary when long, appended to `o`.
+void append_pre(std::string& o, const std::string& text, bool fold_long = true) {
+  const size_t shown = std::min(text.size(), kMaxShown);
+  const size_t lines = std::count(text.begin(), text.end(), '\n') + 1;
+  const bool fold = fold_long && (text.size() > kFoldBytes || lines > kFoldLines);
+  if (fold)
+    o += "<details><summary>" + std::to_string(lines) + " lines, " + std::to_string(text.size()) +
+         " bytes</summary>";
+  o += "<pre>";
+  append_escaped(o, std::string_view(text).substr(0, shown));
+  if (shown < text.size())
+    o += "\n[cut at " + std::to_string(kMaxShown / 1024) + " KiB of " +
          std::to_string(text.size()) + " bytes]";
-  p += "</pre>";
-  if (!fold_long || (text.size() <= kFoldBytes && lines <= kFoldLines)) return p;
-  return "<details><summary>" + std::to_string(lines) + " lines, " + std::to_string(text.size()) +
-         " bytes</summary>" + p + "</details>";
+  o += "</pre>";
+  if (fold) o += "</details>";
+}
+
+std::string pre_block(const std::string& text, bool fold_long = true) {
+  std::string o;
+  append_pre(o, text, fold_long);
+  return o;
 }
 
 // A file of the run, folded; says so when it is not there.
@@ -145,7 +154,8 @@ std::string budget_meta(const Entry& e) {
   return m + ", " + fmt_cost(e.cost_usd) + " so far";
 }
 
-std::string entry_html(const Entry& e) {
+// One record of the viewer, appended to `o` (pages are built in one string).
+void append_entry(std::string& o, const Entry& e) {
   std::string cls, head;
   switch (e.kind) {
     case Entry::Kind::Header:
@@ -185,22 +195,27 @@ std::string entry_html(const Entry& e) {
       head = "unreadable line";
       break;
   }
-  std::string o = "<div class=\"e " + cls + (e.highlight ? " hl" : "") + "\" data-line=\"" +
-                  std::to_string(e.line) + "\"><div class=\"meta\">" + escape(head) +
-                  " \xC2\xB7 line " + std::to_string(e.line) +
-                  (e.ts.empty() ? "" : " \xC2\xB7 " + escape(e.ts));
+  o += "<div class=\"e " + cls + (e.highlight ? " hl" : "") + "\" data-line=\"" +
+       std::to_string(e.line) + "\"><div class=\"meta\">";
+  append_escaped(o, head);
+  o += " \xC2\xB7 line " + std::to_string(e.line);
+  if (!e.ts.empty()) {
+    o += " \xC2\xB7 ";
+    append_escaped(o, e.ts);
+  }
   if (e.kind == Entry::Kind::Response) o += " \xC2\xB7 " + escape(budget_meta(e));
   o += "</div>";
   switch (e.kind) {
     case Entry::Kind::Response:
-      if (!e.text.empty()) o += pre_block(e.text);
+      if (!e.text.empty()) append_pre(o, e.text);
       o += "<div class=\"meta\">stop: " + escape(e.detail.empty() ? "-" : e.detail) + ", " +
            std::to_string(e.calls.size()) + " tool call" + (e.calls.size() == 1 ? "" : "s") +
            "</div>";
       break;
     case Entry::Kind::ToolCall: {
       const ToolCallEntry& c = e.call;
-      o += "<div class=\"meta\">arguments</div>" + pre_block(c.input);
+      o += "<div class=\"meta\">arguments</div>";
+      append_pre(o, c.input);
       if (!c.has_result) {
         o += "<div class=\"meta o-error\">no result recorded</div>";
         break;
@@ -209,21 +224,25 @@ std::string entry_html(const Entry& e) {
       if (c.exit_code) status += ", exit " + std::to_string(*c.exit_code);
       if (c.timed_out) status += ", timed out";
       o += "<div class=\"meta" + std::string(c.is_error || c.not_run ? " o-error" : "") +
-           "\">result: " + escape(status) + "</div>" + pre_block(c.result);
+           "\">result: " + escape(status) + "</div>";
+      append_pre(o, c.result);
       break;
     }
     default:
       if (!e.text.empty()) o += "<div>" + escape(e.text) + "</div>";
-      if (!e.detail.empty()) o += pre_block(e.detail);
+      if (!e.detail.empty()) append_pre(o, e.detail);
   }
-  return o + "</div>\n";
+  o += "</div>\n";
 }
 
 }  // namespace
 
 std::string render_transcript_html(const TranscriptView& v, const std::string& id) {
   std::string o;
-  o.reserve(64 * 1024);
+  size_t estimate = 4096;
+  for (const auto& e : v.entries)
+    estimate += 400 + e.text.size() + e.detail.size() + e.call.input.size() + e.call.result.size();
+  o.reserve(estimate + estimate / 4);
   const bool ok = v.chain_ok;
   o += "<p class=\"chain " + std::string(ok ? "chain-ok" : "chain-bad") + "\" id=\"" + escape(id) +
        "-chain\" data-chain=\"" +
@@ -246,8 +265,9 @@ std::string render_transcript_html(const TranscriptView& v, const std::string& i
         "denials</label></div>";
   o += "<div class=\"turns\" id=\"" + escape(id) + "\">\n";
   for (const auto& e : v.entries)
-    o += entry_html(e);
-  return o + "</div>";
+    append_entry(o, e);
+  o += "</div>";
+  return o;
 }
 
 std::string render_experiment(const Report& r, const Campaign& c, const ExperimentRow& e,

@@ -6,27 +6,34 @@
 namespace kd::report {
 
 void append_escaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
+  // Runs without a markup character are appended whole.
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char* ref = nullptr;
+    switch (s[i]) {
       case '&':
-        out += "&amp;";
+        ref = "&amp;";
         break;
       case '<':
-        out += "&lt;";
+        ref = "&lt;";
         break;
       case '>':
-        out += "&gt;";
+        ref = "&gt;";
         break;
       case '"':
-        out += "&quot;";
+        ref = "&quot;";
         break;
       case '\'':
-        out += "&#39;";
+        ref = "&#39;";
         break;
       default:
-        out += c;
+        continue;
     }
+    out.append(s.data() + start, i - start);
+    out += ref;
+    start = i + 1;
   }
+  out.append(s.data() + start, s.size() - start);
 }
 
 std::string escape(std::string_view s) {

@@ -1,5 +1,6 @@
 #include "report/transcript_view.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -277,6 +278,7 @@ TranscriptView read_transcript(const fs::path& path) {
     v.problem = e.what();
     return v;
   }
+  v.entries.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   Reader r(v);
   std::uint64_t no = 0;
   size_t pos = 0;

@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_report_gen OUT N TURNS\n");
     return 64;
   }
-  const fs::path campaign = fs::absolute(fs::path(argv[1]) / "night");  // as the dispatcher journals it
+  const fs::path campaign =
+      fs::absolute(fs::path(argv[1]) / "night");  // as the dispatcher journals it
   const int n = std::atoi(argv[2]), turns = std::atoi(argv[3]);
   fs::create_directories(campaign);
   std::ofstream journal(campaign / "journal.jsonl");

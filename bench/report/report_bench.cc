@@ -6,7 +6,40 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/files.h"
+#include "report/html.h"
+#include "report/transcript_view.h"
 #include "report/write.h"
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Where one thread's time goes, page by page: reading and verifying the transcript, rendering
+// the page, writing it.
+void phases(const char* root, const char* out) {
+  kd::report::Report r = kd::report::load_report(root, false);
+  double read = 0, render = 0, write = 0;
+  for (auto& c : r.campaigns) {
+    for (auto& e : c.experiments) {
+      auto t = std::chrono::steady_clock::now();
+      kd::report::TranscriptView v =
+          kd::report::read_transcript(e.run_dir / "author" / "transcript.jsonl");
+      read += since(t);
+      t = std::chrono::steady_clock::now();
+      std::string page = kd::report::render_experiment(r, c, e, v, nullptr);
+      render += since(t);
+      t = std::chrono::steady_clock::now();
+      kd::write_file_replace(std::filesystem::path(out) / e.page, page);
+      write += since(t);
+    }
+  }
+  std::printf("one thread: read+verify %.2f s, render %.2f s, write %.2f s\n", read, render, write);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -25,5 +58,6 @@ int main(int argc, char** argv) {
       "%.1f MiB, peak RSS %ld MiB\n",
       s.pages, wall, cpu, double(s.index_bytes) / 1024, double(s.total_bytes) / (1 << 20),
       u.ru_maxrss / 1024);
+  phases(argv[1], argv[2]);
   return 0;
 }
