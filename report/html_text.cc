@@ -50,7 +50,9 @@ std::string fmt_fixed(double v, int decimals) {
 }
 
 std::string fmt_cost(double usd) {
-  return "$" + fmt_fixed(usd, usd >= 100 ? 0 : 3);
+  std::string out = "$";  // appended, not `"$" + ...`: GCC 12 warns falsely on that (-Wrestrict)
+  out += fmt_fixed(usd, usd >= 100 ? 0 : 3);
+  return out;
 }
 
 std::string fmt_tokens(long n) {

@@ -34,7 +34,8 @@ std::string sanitize(const std::string& s) {
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 && c != '\n' && c != '\t') {
-      out += "^" + std::string(1, char(u + 64));
+      out += '^';
+      out += char(u + 64);
     } else if (u == 0x7f) {
       out += "^?";
     } else {
