@@ -18,6 +18,9 @@ EOF
 packages=(g++ cmake ninja-build pkg-config git ca-certificates python3 python3-numpy
   libcurl4-openssl-dev nlohmann-json3-dev libboost-dev libseccomp-dev libgit2-dev libzstd-dev
   libssl-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev)
+# What the test suite needs beyond the build: the report's browser tests drive Debian's headless
+# Chromium (tests/report/browser_test.cc), and fail naming this package when it is missing.
+test_packages=(chromium)
 
 install_missing() {
   local missing=() p
@@ -51,12 +54,12 @@ case "${1:-}" in
     exec build/bin/kdispatch demo "${@:2}"
     ;;
   test)
-    install_missing "${packages[@]}"
+    install_missing "${packages[@]}" "${test_packages[@]}"
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
     run_tests build
     ;;
   sanitize)
-    install_missing "${packages[@]}"
+    install_missing "${packages[@]}" "${test_packages[@]}"
     build build-asan -DCMAKE_BUILD_TYPE=Debug -DKD_SANITIZE=ON -DKD_BENCH=OFF
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests build-asan
     ;;

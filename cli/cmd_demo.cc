@@ -24,7 +24,8 @@ int cmd_demo(const Args& args) {
                "kdispatch demo: the example rms-norm family, honest and cheating authors, in %s\n",
                root.c_str());
   std::vector<examples::DemoRow> rows = examples::run_demo(root);
-  std::string table = examples::render_demo(rows, std::filesystem::absolute(root));
+  std::filesystem::path report = examples::write_demo_report(std::filesystem::absolute(root));
+  std::string table = examples::render_demo(rows, std::filesystem::absolute(root), report);
   std::fwrite(table.data(), 1, table.size(), stdout);
   return kExitOk;
 }

@@ -10,7 +10,9 @@
 #include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "common/errors.h"
 #include "common/exit_codes.h"
+#include "common/words.h"
 #include "dispatcher/campaign.h"
 #include "dispatcher/preflight.h"
 
@@ -90,7 +92,7 @@ class StopSignals {
 // kdispatch run --wiki DIR [--family SLUG]... [MODEL] [--chips FILE] [--run-root DIR]
 //   [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume] [--file]
 //   [--parallel N] [--status-every S] [--max-turns N] [--max-cost USD] [--max-campaign-cost USD]
-//   [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run]
+//   [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run] [--notify-cmd CMD]
 // Exit 0 when every experiment got a verdict the receipt carries (supported, refuted), 75 when
 // any ended in an error (retry with --resume), else 2 (inconclusive, invalid, refused, not
 // dispatched, or preflight failed).
@@ -110,7 +112,8 @@ int cmd_run(const Args& args) {
                                 {"status-every"},
                                 {"outage-wait"},
                                 {"outage-backoff"},
-                                {"max-campaign-cost"}};
+                                {"max-campaign-cost"},
+                                {"notify-cmd"}};
   for (auto& s : model_option_specs())
     specs.push_back(s);
   ParsedArgs p = parse_args(args, specs);
@@ -137,6 +140,17 @@ int cmd_run(const Args& args) {
   o.status_interval_s = number_option(p, "status-every", 15, 0.1, 86400);
   o.outage_wait_s = number_option(p, "outage-wait", o.outage_wait_s, 0, 7 * 86400);
   o.outage_backoff_s = number_option(p, "outage-backoff", o.outage_backoff_s, 0.1, 86400);
+
+  if (p.has("notify-cmd")) {
+    try {
+      o.notify_cmd = split_words(p.get("notify-cmd"), "--notify-cmd");
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  o.command_line = "kdispatch run";
+  for (const auto& a : args)
+    o.command_line += " " + (a.find_first_of(" \t'\"") == std::string::npos ? a : quote(a));
 
   dispatcher::PreflightInput pre;
   pre.wiki = o.wiki;

@@ -43,11 +43,13 @@ constexpr Command kCommands[] = {
      "                [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume]\n"
      "                [--file] [--parallel N] [--status-every S] [BUDGET] [--max-campaign-cost "
      "USD]\n"
-     "                [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run]",
+     "                [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run]\n"
+     "                [--notify-cmd CMD]",
      KD_FULL_ONLY(cmd_run)},
     {"status", "status [--run-root DIR] [--json]", KD_FULL_ONLY(cmd_status)},
     {"receipt", "receipt verify FILE", cmd_receipt},
-    {"transcript", "transcript verify FILE", cmd_transcript},
+    {"transcript", "transcript verify FILE | transcript show FILE [--no-color]", cmd_transcript},
+    {"report", "report --run-root DIR [--out DIR]", KD_FULL_ONLY(cmd_report)},
     {"audit",
      "audit PATH... [--worktree DIR] [--reference PATH]... [--no-peek GLOB]...\n"
      "                [--wiki DIR --family SLUG --experiment vNNN] [--plan ID]... [--bar X]\n"

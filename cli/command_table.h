@@ -1,8 +1,8 @@
 // The one command table of `kdispatch`: each subcommand's name, usage line and runner, the help
 // text and the failure-to-exit-status mapping. Both binaries compile it (command_table.cc):
 // kdispatch-full with every runner; the lean front kdispatch with the runners of the light
-// commands only (help, brief, sandbox exec, receipt verify, transcript verify), the others null
-// there, "runs in the full binary", so the front never links what they need (network, libgit2,
+// commands only (help, brief, sandbox exec, receipt verify, transcript verify and show), the others
+// null there, "runs in the full binary", so the front never links what they need (network, libgit2,
 // the agents) and execs kdispatch-full for them.
 #pragma once
 

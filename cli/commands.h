@@ -16,6 +16,7 @@ int cmd_run(const Args& args);
 int cmd_status(const Args& args);
 int cmd_receipt(const Args& args);
 int cmd_transcript(const Args& args);
+int cmd_report(const Args& args);
 int cmd_audit(const Args& args);
 int cmd_fake_llm(const Args& args);
 int cmd_demo(const Args& args);

@@ -59,20 +59,33 @@ std::string read_file(const std::filesystem::path& path) {
   return out;
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+namespace {
+
+// Writes a temporary sibling (synced when `durable`) and renames it over `path`.
+void write_and_rename(const std::filesystem::path& path, std::string_view data, bool durable) {
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {
     Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) throw_sys("open", quote(tmp.string()), errno);
     write_all(fd.get(), data, quote(tmp.string()));
-    if (::fsync(fd.get()) != 0) throw_sys("fsync", quote(tmp.string()), errno);
+    if (durable && ::fsync(fd.get()) != 0) throw_sys("fsync", quote(tmp.string()), errno);
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw_sys("rename", quote(tmp.string()) + " -> " + quote(path.string()), err);
   }
+}
+
+}  // namespace
+
+void write_file_replace(const std::filesystem::path& path, std::string_view data) {
+  write_and_rename(path, data, false);
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+  write_and_rename(path, data, true);
   std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd.get() < 0 || ::fsync(dfd.get()) != 0) throw_sys("fsync", quote(dir.string()), errno);

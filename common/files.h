@@ -14,4 +14,9 @@ std::string read_file(const std::filesystem::path& path);
 // so a crash leaves either the old or the new content, never a torn file.
 void write_file_atomic(const std::filesystem::path& path, std::string_view data);
 
+// The same rename, without the fsyncs: a reader never sees a torn file, but a crash may leave
+// the old content. For outputs regenerated at will (the report's pages), where a sync per file
+// would cost more than the writing.
+void write_file_replace(const std::filesystem::path& path, std::string_view data);
+
 }  // namespace kd

@@ -18,6 +18,7 @@
 #include "dispatcher/audit_after_verdict.h"
 #include "dispatcher/author_run.h"
 #include "dispatcher/campaign_process.h"
+#include "dispatcher/campaign_report.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/experiment_error.h"
 #include "dispatcher/verify_run.h"
@@ -46,6 +47,8 @@ class Campaign {
 
   CampaignReport run() {
     auto t0 = std::chrono::steady_clock::now();
+    const std::string started = utc_now_rfc3339();
+    write_run_info(o_, started, "", 0);
     std::vector<briefs::QueuedExperiment> queue =
         briefs::in_progress_experiments(o_.wiki, o_.families);
     report_.experiments.resize(queue.size());
@@ -71,6 +74,7 @@ class Campaign {
           report_.experiments[i] = run_experiment(queue[i]);
           slots.release();
           react(report_.experiments[i]);
+          announce(report_.experiments[i]);
         }
       });
     }
@@ -88,6 +92,7 @@ class Campaign {
     process.end(report_.halted.empty() ? std::to_string(errors) + " errors" : report_.halted);
     report_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report_.cpu_s = cpu_seconds();
+    finish(started);
     return report_;
   }
 
@@ -288,6 +293,18 @@ class Campaign {
     }
   }
 
+  // An outcome this run reached (not one recorded earlier) goes to the notification command.
+  void announce(const ExperimentResult& r) {
+    if (!r.earlier) notifier_.send(outcome_event(r));
+  }
+
+  // The end of the run: recorded, the report regenerated, the end announced.
+  void finish(const std::string& started) {
+    write_run_info(o_, started, utc_now_rfc3339(), report_.wall_s);
+    const std::string index = o_.write_report ? regenerate_report(o_.run_root) : "";
+    notifier_.send(campaign_end_event(report_, index));
+  }
+
   // The chips of experiments in their author phase now.
   std::vector<std::string> author_chips() {
     std::vector<std::string> chips;
@@ -323,6 +340,7 @@ class Campaign {
 
   const CampaignOptions& o_;
   const std::atomic<bool>& stop_;
+  Notifier notifier_{o_.notify_cmd};
   JournalSet journals_;
   CampaignReport report_;
   std::mutex mu_;

@@ -8,13 +8,16 @@
 #include <sstream>
 
 #include "audit/auditor.h"
+#include "audit/report.h"
 #include "audit/wiki_context.h"
+#include "common/display_width.h"
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/policy_path.h"
 #include "contract/transcript_records.h"
 #include "dispatcher/campaign.h"
 #include "examples/example_wiki.h"
+#include "report/write.h"
 
 namespace kd::examples {
 namespace {
@@ -96,6 +99,7 @@ DemoRow one_author(const fs::path& root, const std::string& author, const fs::pa
   o.model.script = (examples_dir() / "scripts" / (author + "-author.json")).string();
   o.tool_dirs = {examples_dir() / "tools"};
   o.status_interval_s = 3600;
+  o.write_report = false;  // the demo writes one report of both runs (write_demo_report)
   std::atomic<bool> stop{false};
   dispatcher::CampaignReport report = dispatcher::run_campaign(o, stop);
   if (report.experiments.size() != 1)
@@ -128,6 +132,8 @@ DemoRow one_author(const fs::path& root, const std::string& author, const fs::pa
   audit::AuditContext ctx = audit::context_from_wiki(row.wiki, kExampleFamily, kExampleExperiment);
   audit::AuditReport a =
       audit::run_audit({e.run_dir}, ctx, audit::load_audit_policy(policy_file("audit.json")));
+  // Beside the run, where the report reads it.
+  write_file_atomic(e.run_dir / "audit.json", audit::render_json(a));
   for (const auto& f : a.findings)
     row.audit_violations +=
         f.severity == audit::Severity::Violation || f.severity == audit::Severity::Fabrication;
@@ -158,18 +164,23 @@ std::vector<DemoRow> run_demo(const fs::path& root_in) {
   return {one_author(root, "honest", chips), one_author(root, "cheating", chips)};
 }
 
-std::string render_demo(const std::vector<DemoRow>& rows, const fs::path& root) {
-  std::string out;
-  char buf[1024];
-  std::snprintf(buf, sizeof buf, "%-14s %-9s %-13s %-8s %-14s %-30s\n", "experiment", "author",
-                "verdict", "speedup", "transcript", "audit");
-  out += buf;
-  for (const auto& r : rows) {
-    std::snprintf(buf, sizeof buf, "%-14s %-9s %-13s %-8s %-14s %-30s\n", r.experiment.c_str(),
-                  r.author.c_str(), r.verdict.c_str(), r.speedup.c_str(),
-                  (r.transcript_head.substr(0, 12) + "…").c_str(), r.audit.c_str());
-    out += buf;
-  }
+fs::path write_demo_report(const fs::path& root) {
+  return report::generate_report(root, root / "report").index;
+}
+
+std::string render_demo(const std::vector<DemoRow>& rows, const fs::path& root,
+                        const fs::path& report) {
+  const std::vector<std::size_t> widths = {14, 9, 13, 8, 14, 30};
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      l += (i ? " " : "") + (i + 1 < cells.size() ? pad_to_width(cells[i], widths[i]) : cells[i]);
+    return l + "\n";
+  };
+  std::string out = line({"experiment", "author", "verdict", "speedup", "transcript", "audit"});
+  for (const auto& r : rows)
+    out += line({r.experiment, r.author, r.verdict, r.speedup,
+                 r.transcript_head.substr(0, 12) + "\xE2\x80\xA6", r.audit});
   out += "\nreceipts (by the verifier, where no author can write):\n";
   for (const auto& r : rows)
     out += "  " + r.author + ": " + (r.wiki / r.receipt).string() + "\n";
@@ -188,6 +199,7 @@ std::string render_demo(const std::vector<DemoRow>& rows, const fs::path& root) 
          rows.back().wiki.string() + " --family " + kExampleFamily + " --experiment " +
          kExampleExperiment + "\n";
   out += "  all of it:   " + root.string() + "\n";
+  out += "\nreport: " + report.string() + "\n";
   return out;
 }
 

@@ -1,7 +1,7 @@
 // The demo (`kdispatch demo`): the whole loop on CPU with the embedded fake model, twice on the
 // shipped example: an honest author and a cheating one. Each runs in its own copy of the example
 // wiki: brief -> author in its box -> commits -> verifier on the other simulated chip -> receipt
-// -> verdict -> audit.
+// -> verdict -> audit (saved as the run's audit.json) -> the HTML report of both.
 #pragma once
 
 #include <filesystem>
@@ -31,7 +31,12 @@ bool demo_root_usable(const std::filesystem::path& root);
 // when something of the environment fails.
 std::vector<DemoRow> run_demo(const std::filesystem::path& root);
 
-// The table and where to look, as the demo prints it.
-std::string render_demo(const std::vector<DemoRow>& rows, const std::filesystem::path& root);
+// Writes the HTML report of the demo root (ROOT/report); returns its index.html.
+std::filesystem::path write_demo_report(const std::filesystem::path& root);
+
+// The table and where to look, as the demo prints it; columns are aligned by display width, so
+// a "…" or a wide character takes the columns it shows in. `report` is the index to point at.
+std::string render_demo(const std::vector<DemoRow>& rows, const std::filesystem::path& root,
+                        const std::filesystem::path& report);
 
 }  // namespace kd::examples
