@@ -27,6 +27,8 @@ nlohmann::json process_info(const Args& args, const dispatcher::CampaignOptions&
       {"command_line", argv},
       {"version", std::string(version())},
       {"wiki", o.wiki.string()},
+      {"mode", o.mode},
+      {"families", o.families},
       {"model",
        {{"provider", o.model.provider}, {"name", o.model.model}, {"base_url", o.model.base_url}}},
       {"budgets",
@@ -148,9 +150,6 @@ int cmd_run(const Args& args) {
       throw UsageError(e.what());
     }
   }
-  o.command_line = "kdispatch run";
-  for (const auto& a : args)
-    o.command_line += " " + (a.find_first_of(" \t'\"") == std::string::npos ? a : quote(a));
 
   dispatcher::PreflightInput pre;
   pre.wiki = o.wiki;

@@ -5,6 +5,11 @@
 
 namespace kd::contract::journal {
 
+// Beside the journal in the run root: the campaign's record of itself (pid, host, heartbeat,
+// command line, model, mode, budgets, start and end), written by `kdispatch run`, read by
+// `status` and the report.
+inline constexpr const char* kCampaignProcessFile = "campaign-process.json";
+
 inline constexpr const char* kDispatched = "dispatched";   // branch, worktree, chip, run_dir, brief
 inline constexpr const char* kAuthorTurn = "author_turn";  // turn, tokens, cost
 inline constexpr const char* kCommitted = "committed";     // candidate, sha, message

@@ -48,7 +48,6 @@ class Campaign {
   CampaignReport run() {
     auto t0 = std::chrono::steady_clock::now();
     const std::string started = utc_now_rfc3339();
-    write_run_info(o_, started, "", 0);
     std::vector<briefs::QueuedExperiment> queue =
         briefs::in_progress_experiments(o_.wiki, o_.families);
     report_.experiments.resize(queue.size());
@@ -300,7 +299,6 @@ class Campaign {
 
   // The end of the run: recorded, the report regenerated, the end announced.
   void finish(const std::string& started) {
-    write_run_info(o_, started, utc_now_rfc3339(), report_.wall_s);
     const std::string index = o_.write_report ? regenerate_report(o_.run_root) : "";
     notifier_.send(campaign_end_event(report_, index));
   }

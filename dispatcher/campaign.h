@@ -43,10 +43,8 @@ struct CampaignOptions {
   nlohmann::json process_info = nlohmann::json::object();
   // One status line per active session, every status_interval_s (default: stderr).
   std::function<void(const std::string&)> on_status;
-  // The report's and the notifications' (campaign_report.h): how the run was asked for, the
-  // command run with each outcome's event on stdin (empty: none), and whether the HTML report
-  // is regenerated at the end.
-  std::string command_line;
+  // The notifications' and the report's (campaign_report.h): the command run with each
+  // outcome's event on stdin (empty: none), and whether the HTML report is regenerated at the end.
   std::vector<std::string> notify_cmd;
   bool write_report = true;
 };

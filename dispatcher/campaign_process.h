@@ -12,9 +12,11 @@
 #include <string>
 #include <thread>
 
+#include "contract/journal_records.h"
+
 namespace kd::dispatcher {
 
-inline constexpr const char* kCampaignProcessFile = "campaign-process.json";
+using contract::journal::kCampaignProcessFile;
 
 // Writes the record at construction and its heartbeat every `beat_s` seconds from a thread of
 // its own; `end` (or the destructor) marks the campaign ended with its summary.

@@ -23,29 +23,6 @@ namespace kd::dispatcher {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-void write_run_info(const CampaignOptions& o, const std::string& started, const std::string& ended,
-                    double wall_s) {
-  json budgets = json::object();
-  if (o.budgets.max_turns) budgets["max_turns"] = o.budgets.max_turns;
-  if (o.budgets.max_cost_usd > 0) budgets["max_cost_usd"] = o.budgets.max_cost_usd;
-  if (o.max_campaign_cost_usd > 0) budgets["max_campaign_cost_usd"] = o.max_campaign_cost_usd;
-  json info = {{"command_line", o.command_line},
-               {"provider", o.model.provider},
-               {"model", o.model.model},
-               {"mode", o.mode},
-               {"budgets", budgets},
-               {"families", o.families},
-               {"started", started},
-               {"ended", ended.empty() ? json() : json(ended)},
-               {"wall_s", wall_s}};
-  try {
-    fs::create_directories(o.run_root);
-    write_file_atomic(o.run_root / "run-info.json", info.dump(2) + "\n");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kdispatch run: warning: run-info.json not written: %s\n", e.what());
-  }
-}
-
 std::string regenerate_report(const fs::path& run_root) {
   try {
     return report::generate_report(run_root, run_root / "report").index.string();

@@ -1,7 +1,7 @@
-// What a campaign tells the outside besides its journal (docs/report.md): run-info.json (the
-// command line, model, budgets, start and end, which the report shows), the HTML report
-// regenerated when the run ends, and the notification command run on each outcome and at the
-// end. None of them can fail a campaign: a failure is a warning on stderr.
+// What a campaign tells the outside besides its journal and its process record
+// (campaign_process.h), docs/report.md: the HTML report regenerated when the run ends, and the
+// notification command run on each outcome and at the end. None of them can fail a campaign: a
+// failure is a warning on stderr.
 #pragma once
 
 #include <filesystem>
@@ -13,10 +13,6 @@
 #include "dispatcher/campaign.h"
 
 namespace kd::dispatcher {
-
-// <run_root>/run-info.json; `ended` empty while the run is on.
-void write_run_info(const CampaignOptions& o, const std::string& started, const std::string& ended,
-                    double wall_s);
 
 // The report of the run root in <run_root>/report; returns its index ("" when it failed, with
 // the reason on stderr).

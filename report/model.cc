@@ -219,17 +219,32 @@ void finish_campaign(Campaign& c) {
 
 namespace {
 
+// The campaign's record of itself (contract/journal_records.h), in the campaign's folder or, for
+// a campaign that is one of several families' run folders, beside it.
 RunInfo read_run_info(const fs::path& dir, std::vector<std::string>& problems) {
   RunInfo r;
-  for (const fs::path& p : {dir / "run-info.json", dir.parent_path() / "run-info.json"}) {
+  const char* name = contract::journal::kCampaignProcessFile;
+  for (const fs::path& p : {dir / name, dir.parent_path() / name}) {
     json j = read_json(p, problems);
     if (!j.is_object()) continue;
     r.present = true;
-    r.command_line = j.value("command_line", "");
-    r.provider = j.value("provider", "");
-    r.model = j.value("model", "");
+    if (j.contains("command_line") && j["command_line"].is_array()) {
+      for (const auto& a : j["command_line"]) {
+        if (!a.is_string()) continue;
+        const std::string s = a.get<std::string>();
+        if (!r.command_line.empty()) r.command_line += ' ';
+        r.command_line += s.find_first_of(" \t'\"") == std::string::npos ? s : quote(s);
+      }
+    }
+    if (j.contains("model") && j["model"].is_object()) {
+      r.provider = j["model"].value("provider", "");
+      r.model = j["model"].value("name", "");
+    }
     r.mode = j.value("mode", "");
-    if (j.contains("budgets") && j["budgets"].is_object()) r.budgets = j["budgets"];
+    if (j.contains("budgets") && j["budgets"].is_object()) {
+      for (const auto& [k, v] : j["budgets"].items())
+        if (v.is_number() && v.get<double>() > 0) r.budgets[k] = v;  // 0 is no limit
+    }
     r.started = j.value("started", "");
     if (j.contains("ended") && j["ended"].is_string()) r.ended = j["ended"];
     break;

@@ -55,7 +55,7 @@ struct ExperimentRow {
   std::vector<ChipInterval> chip_calls;  // the author's run_on_chip calls (from its transcript)
 };
 
-// What `kdispatch run` recorded about itself (campaign-run.json), when it did.
+// What `kdispatch run` recorded about itself (campaign-process.json), when it did.
 struct RunInfo {
   bool present = false;
   std::string command_line, model, provider, mode;

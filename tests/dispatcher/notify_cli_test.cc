@@ -1,5 +1,5 @@
-// What `kdispatch run` leaves for people at its end: run-info.json, the regenerated HTML report,
-// and the --notify-cmd events (argv, no shell, one JSON event on stdin each).
+// What `kdispatch run` leaves for people at its end: its process record, the regenerated HTML
+// report, and the --notify-cmd events (argv, no shell, one JSON event on stdin each).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,10 +36,12 @@ TEST(RunNotify, EachOutcomeAndTheEndReachTheCommandAndTheReportIsWritten) {
   EXPECT_TRUE(fs::is_regular_file(index));
   EXPECT_NE(read_file(index).find("rms-norm"), std::string::npos);
 
-  json info = json::parse(read_file(env.runs / "run-info.json"));
-  EXPECT_EQ(info["provider"], "fake");
+  // The campaign's record of itself, which the report shows: how it was asked for, and its end.
+  json info = json::parse(read_file(env.runs / "campaign-process.json"));
+  EXPECT_EQ(info["model"]["provider"], "fake");
   EXPECT_TRUE(info["ended"].is_string());
-  EXPECT_NE(info["command_line"].get<std::string>().find("--notify-cmd"), std::string::npos);
+  EXPECT_NE(info["command_line"].dump().find("--notify-cmd"), std::string::npos);
+  EXPECT_NE(read_file(index).find("--notify-cmd"), std::string::npos);
 
   // A command that fails, or is not there, warns and never fails the run; an earlier verdict is
   // not announced again.
