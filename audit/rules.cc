@@ -48,6 +48,10 @@ constexpr std::array<AuditRule, kRuleCount> kRules = {{
     {Rule::ReceiptInvalid, "receipt_invalid", S::Fabrication, true,
      "cite the receipt kgate actually wrote; an edited or missing receipt voids the row",
      ".claude/agents/process-auditor.md § Kernel checks (1)"},
+    {Rule::CandidateScan, "candidate_scan", S::Drift, true,
+     "explain each pattern or remove it: a candidate that patches timers, reaches into other "
+     "modules or frames, starts threads or touches files is verified at most inconclusive",
+     "docs/audit.md § candidate_scan"},
     {Rule::SupportedWithoutPass, "supported_without_pass", S::Violation, true,
      "relabel: supported needs a full PASS receipt that fired and meets the bar",
      ".claude/agents/process-auditor.md § Kernel checks (6)"},

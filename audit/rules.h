@@ -29,6 +29,7 @@ enum class Rule {
   PlanCoverage,
   StubOrder,
   ReceiptInvalid,
+  CandidateScan,
   SupportedWithoutPass,
 };
 inline constexpr std::size_t kRuleCount = static_cast<std::size_t>(Rule::SupportedWithoutPass) + 1;
