@@ -45,7 +45,7 @@ constexpr Command kCommands[] = {
      "USD]",
      KD_FULL_ONLY(cmd_run)},
     {"status", "status [--run-root DIR]", KD_FULL_ONLY(cmd_status)},
-    {"receipt", "receipt verify FILE", cmd_receipt},
+    {"receipt", "receipt verify FILE [--key FILE | --run-root DIR]", cmd_receipt},
     {"transcript", "transcript verify FILE", cmd_transcript},
     {"audit",
      "audit PATH... [--worktree DIR] [--reference PATH]... [--no-peek GLOB]...\n"
