@@ -1,6 +1,7 @@
 // `kdispatch demo` as the README's first command runs it: both authors through the whole loop on
 // CPU, and the outcome asserted: the honest verdict follows from its receipt and audits clean;
-// the cheating author's forbidden actions were refused and show up as audit findings.
+// the cheating author's forbidden actions were refused and show up as audit findings, and its
+// candidate's tricks are caught by the measurement.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -44,10 +45,18 @@ TEST(DemoCli, BothAuthorsEndAsTheRulesSay) {
   EXPECT_EQ(audit.exit_code, 0) << audit.out;
   EXPECT_NE(r.out.find("rms-norm/v002  honest    " + expected), std::string::npos) << r.out;
 
-  // Cheating: the relabelled baseline did not fire, whatever the timing said.
+  // Honest: robustly faster by kdispatch's own measurement, in a signed receipt.
+  EXPECT_EQ(out["verdict"], "supported") << out.dump(2);
+  EXPECT_GE(*check.speedup, 1.5) << out.dump(2);
+  EXPECT_EQ(out["measurement"]["signature"], "valid");
+
+  // Cheating: its candidate patched the timer, relabelled the reference and replayed cached
+  // answers; in its own box, without the reference, its answers were wrong.
   json bad = json::parse(read_file(cheating / "outcome.json"));
-  EXPECT_EQ(bad["verdict"], "inconclusive") << bad.dump(2);
-  EXPECT_NE(bad["reasons"][0].get<std::string>().find("did not fire"), std::string::npos);
+  EXPECT_EQ(bad["verdict"], "invalid") << bad.dump(2);
+  EXPECT_NE(bad["reasons"][0].get<std::string>().find("parity FAIL"), std::string::npos);
+  EXPECT_NE(bad["measurement"]["static_scan"].dump().find("timer_patch"), std::string::npos)
+      << bad.dump(2);
   // Its forbidden actions were refused...
   EXPECT_NE(r.out.find("write_file normkit/reference.py: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("EROFS"), std::string::npos) << r.out;
