@@ -10,12 +10,16 @@ namespace kd::verify {
 
 using json = nlohmann::json;
 
-bool parent_measure_gate(const ParentMeasurement& m) {
-  return m.measured() && m.anomalies.empty() && m.parity_verdict == "PASS";
+std::string per_round_json(const ParentMeasurement& m) {
+  return m.timing.value("per_round", json::object()).dump(2) + "\n";
 }
 
 std::string parent_receipt(const ParentReceiptInput& in) {
   const ParentMeasurement& m = *in.m;
+  json timing = m.timing;
+  timing.erase("per_round");
+  if (!in.per_round_file.empty())
+    timing["per_round"] = {{"file", in.per_round_file}, {"sha256", in.per_round_sha256}};
   const bool parity = m.parity_verdict == "PASS";
   const bool measured = m.measured() && parity;
   const bool measure = measured && m.anomalies.empty();
@@ -53,7 +57,7 @@ std::string parent_receipt(const ParentReceiptInput& in) {
       {"oracle_type", "fp64"},
       {"parity", m.parity},
       {"parity_verdict", m.parity_verdict},
-      {"timing", m.timing},
+      {"timing", timing},
       {"p50_ms",
        {{"baseline", measured ? json(m.p50_reference_ms) : json()},
         {"candidate", measured ? json(m.p50_candidate_ms) : json()}}},

@@ -20,12 +20,16 @@ struct ParentReceiptInput {
   std::string worker;          // the worker program's name and sha256
   double author_claim_ms = 0;  // 0: none
   std::string signing_key;     // empty: sealed (self_sha256) but not signed
+  // The per-round times, kept beside the receipt rather than in it (a reader quoting the
+  // receipt's numbers should meet its figures, not a hundred raw samples): its file name and
+  // sha256, which the receipt binds.
+  std::string per_round_file, per_round_sha256;
 };
+
+// The per-round times of `m` as the file beside the receipt holds them.
+std::string per_round_json(const ParentMeasurement& m);
 
 // The receipt's text, sealed and (with a key) signed.
 std::string parent_receipt(const ParentReceiptInput& in);
-
-// The measure gate's verdict by the parent's rules: measured, and no anomaly.
-bool parent_measure_gate(const ParentMeasurement& m);
 
 }  // namespace kd::verify

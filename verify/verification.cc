@@ -322,6 +322,10 @@ class Verification {
     const std::string claim = author_claim(*in_.finish, cand_.sha);
     r.author_claim_ms = claim == "nan" ? 0 : std::stod(claim);
     r.signing_key = in_.signing_key;
+    const std::string rounds = per_round_json(m);
+    r.per_round_file = path.stem().string() + ".rounds.json";
+    r.per_round_sha256 = sha256_hex(rounds);
+    write_file_atomic(path.parent_path() / r.per_round_file, rounds);
     write_file_atomic(path, parent_receipt(r));
   }
 
