@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "common/errors.h"
 #include "common/files.h"
 #include "contract/receipt.h"
 #include "tests/support/process.h"
@@ -55,7 +56,7 @@ TEST(ReceiptSignature, KeyIsMadeOncePrivateAndReused) {
   ASSERT_EQ(::stat(path.parent_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   write_file_atomic(path, "short");
-  EXPECT_THROW(load_signing_key(path), Error);
+  EXPECT_THROW(load_signing_key(path), kd::Error);
 }
 
 }  // namespace
