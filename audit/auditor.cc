@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "audit/candidate_scan.h"
 #include "audit/repo_commits.h"
 #include "audit/shell_scan.h"
 #include "audit/text_rules.h"
@@ -18,7 +19,9 @@
 #include "common/time.h"
 #include "contract/ledger.h"
 #include "contract/receipt.h"
+#include "contract/receipt_signature.h"
 #include "contract/run_record.h"
+#include "git/reader.h"
 
 namespace kd::audit {
 namespace {
@@ -136,6 +139,30 @@ class FileAudit {
     if (ctx_.no_peek.empty()) note_unchecked(Rule::NoPeekRead, "no no-peek globs");
     ledger_rules();
     stub_rule();
+    candidate_scan_rule();
+  }
+
+  // A parent-measured receipt must carry the dispatcher's signature when its key is at hand.
+  void check_signature(const std::string& receipt, const std::string& key,
+                       const std::string& what) {
+    if (!policy_.enabled(Rule::ReceiptInvalid) || empty_cell(receipt)) return;
+    std::vector<fs::path> places = {fs::path(receipt)};
+    for (const auto& d : ctx_.receipt_dirs)
+      places.push_back(fs::path(d) / receipt);
+    for (const auto& p : places) {
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) continue;
+      const std::string text = read_file(p);
+      contract::SignatureCheck sig = contract::check_receipt_signature(text, key);
+      if (sig.present && !sig.ok)
+        add(Rule::ReceiptInvalid, what + ": receipt " + quote(receipt) + ": " + sig.problem, 0);
+      else if (!sig.present && text.find("\"measured_by\"") != std::string::npos)
+        add(Rule::ReceiptInvalid,
+            what + ": receipt " + quote(receipt) +
+                " claims kdispatch's measuring parent but carries no signature",
+            0);
+      return;
+    }
   }
 
   // Shared with run-directory outcomes: a `supported` claim needs a full, firing PASS at the bar.
@@ -471,6 +498,36 @@ class FileAudit {
             "plan item " + item + " was neither run nor abandoned with a reason", line);
   }
 
+  // The final candidate's source, as committed, through the static scan.
+  void candidate_scan_rule() {
+    if (!policy_.enabled(Rule::CandidateScan)) return;
+    nlohmann::json fin =
+        nlohmann::json::parse(finish_payload_.empty() ? "{}" : finish_payload_, nullptr, false);
+    if (!fin.is_object() || !fin.contains("final_candidate") || !fin["final_candidate"].is_object())
+      return;
+    std::string path = str_of(fin["final_candidate"], "path");
+    const std::string sha = str_of(fin["final_candidate"], "sha");
+    if (path.rfind("./", 0) == 0) path = path.substr(2);
+    if (ctx_.repository.empty() || path.empty() || sha.empty()) {
+      note_unchecked(Rule::CandidateScan, "no repository or final candidate to read");
+      return;
+    }
+    std::optional<std::string> source;
+    try {
+      source = git::file_at(ctx_.repository, sha, path);
+    } catch (const std::exception& e) {
+      note_unchecked(Rule::CandidateScan, std::string("candidate unreadable: ") + e.what());
+      return;
+    }
+    if (!source) {
+      note_unchecked(Rule::CandidateScan, "the final candidate " + path + " is not in " + sha);
+      return;
+    }
+    for (const auto& f : scan_candidate(*source, path))
+      add(Rule::CandidateScan, path + ":" + std::to_string(f.line) + " (" + f.rule + ") " + f.what,
+          finish_line_);
+  }
+
   void stub_rule() {
     if (ctx_.stub_committed.empty()) {
       note_unchecked(Rule::StubOrder, "no stub commit time");
@@ -598,6 +655,10 @@ void audit_outcome(const fs::path& run, const std::optional<contract::RunRecord>
                             : str_of(doc, "receipt");
   audit.check_supported(receipt, bar, 0, "run outcome " + quote(outcome.string()),
                         record ? record->wiki.string() : "");
+  // The run root (<root>/<campaign>/<run>) keeps the dispatcher's key, when this machine has it.
+  if (auto key = contract::load_signing_key(
+          contract::signing_key_path(fs::absolute(run).parent_path().parent_path())))
+    audit.check_signature(receipt, *key, "run outcome " + quote(outcome.string()));
 }
 
 }  // namespace

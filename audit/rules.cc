@@ -56,6 +56,10 @@ constexpr std::array<AuditRule, kRuleCount> kRules = {{
      "restore the worktree from its branch: links, special files and moved directories the branch "
      "does not commit are attempts on the host's view of the tree",
      "docs/dispatcher.md § What an author leaves behind"},
+    {Rule::CandidateScan, "candidate_scan", S::Drift, true,
+     "explain each pattern or remove it: a candidate that patches timers, reaches into other "
+     "modules or frames, starts threads or touches files is verified at most inconclusive",
+     "docs/audit.md § candidate_scan"},
     {Rule::SupportedWithoutPass, "supported_without_pass", S::Violation, true,
      "relabel: supported needs a full PASS receipt that fired and meets the bar",
      ".claude/agents/process-auditor.md § Kernel checks (6)"},

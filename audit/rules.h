@@ -31,6 +31,7 @@ enum class Rule {
   ReceiptInvalid,
   SandboxViolation,
   WorktreeTampering,
+  CandidateScan,
   SupportedWithoutPass,
 };
 inline constexpr std::size_t kRuleCount = static_cast<std::size_t>(Rule::SupportedWithoutPass) + 1;

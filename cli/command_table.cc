@@ -47,7 +47,7 @@ constexpr Command kCommands[] = {
      "                [--notify-cmd CMD]",
      KD_FULL_ONLY(cmd_run)},
     {"status", "status [--run-root DIR] [--json]", KD_FULL_ONLY(cmd_status)},
-    {"receipt", "receipt verify FILE", cmd_receipt},
+    {"receipt", "receipt verify FILE [--key FILE | --run-root DIR]", cmd_receipt},
     {"transcript", "transcript verify FILE | transcript show FILE [--no-color]", cmd_transcript},
     {"report", "report --run-root DIR [--out DIR]", KD_FULL_ONLY(cmd_report)},
     {"audit",

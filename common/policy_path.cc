@@ -68,4 +68,8 @@ fs::path examples_dir() {
   return data_dir("KDISPATCH_EXAMPLES_DIR", "examples");
 }
 
+fs::path workers_dir() {
+  return data_dir("KDISPATCH_WORKERS_DIR", "workers");
+}
+
 }  // namespace kd

@@ -3,9 +3,10 @@
 // never reaches back into the sources it was built from. Installed (cmake --install) and in the
 // build tree alike (docs/install.md):
 //   PREFIX/bin/         kdispatch, kdispatch-full, kdispatch-box
-//   PREFIX/share/kdispatch/policies, PREFIX/share/kdispatch/examples
+//   PREFIX/share/kdispatch/policies, PREFIX/share/kdispatch/examples,
+//   PREFIX/share/kdispatch/workers
 // The build tree's share/kdispatch/* are links to the sources. $KDISPATCH_POLICY_DIR and
-// $KDISPATCH_EXAMPLES_DIR, when set, replace the two data folders.
+// $KDISPATCH_EXAMPLES_DIR and $KDISPATCH_WORKERS_DIR, when set, replace the data folders.
 #pragma once
 
 #include <filesystem>
@@ -31,5 +32,9 @@ std::filesystem::path policy_file(std::string_view relative);
 // The directory holding the example wiki, its home repository, the fake model's scripts, the
 // CPU verify tool and the refusal cases. Throws kd::Error naming where it looked.
 std::filesystem::path examples_dir();
+
+// The directory holding the measuring parent's worker programs (kd-pyworker). Throws kd::Error
+// naming where it looked.
+std::filesystem::path workers_dir();
 
 }  // namespace kd

@@ -40,10 +40,17 @@ Decision decide_verdict(const VerdictInputs& in) {
   if (!in.measure_gate) {
     v.verdict = contract::Verdict::Inconclusive;
     v.reasons.push_back("the measurement gate failed (anomalies in the receipt)");
+    for (const auto& a : in.anomalies)
+      v.reasons.push_back("anomaly: " + a);
     return v;
   }
   if (in.receipt_verdict == "PASS" && in.speedup >= in.bar) {
-    if (in.mode == "full") {
+    if (in.speedup_low && *in.speedup_low < in.bar) {
+      v.verdict = contract::Verdict::Inconclusive;
+      v.reasons.push_back("speedup " + fmt(in.speedup) + " meets the bar " + fmt(in.bar) +
+                          " only within the noise: the low end of its spread is " +
+                          fmt(*in.speedup_low));
+    } else if (in.mode == "full") {
       v.verdict = contract::Verdict::Supported;
       v.reasons.push_back("PASS, speedup " + fmt(in.speedup) + " meets the bar " + fmt(in.bar));
     } else {
@@ -63,6 +70,10 @@ Decision decide_verdict(const VerdictInputs& in) {
   for (const auto& row : in.rows_without_commit)
     caps.push_back("ledger row " + row + " has no commit on the branch");
   if (!in.ledger_has_loaded_line) caps.push_back("the ledger has no loaded: first line");
+  for (const auto& p : in.cross_check_problems)
+    caps.push_back("cross-check: " + p);
+  for (const auto& f : in.scan_findings)
+    caps.push_back("static scan: " + f);
   if (!caps.empty()) {
     v.verdict = contract::Verdict::Inconclusive;
     for (auto& c : caps)

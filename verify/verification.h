@@ -1,8 +1,11 @@
 // One verification of an ended author phase, phase by phase: the candidate the finish names,
-// its frozen snapshot, the measurement in the verifier's box on a chip the pipeline provides, the
-// receipt's check, an optional reviewer of the receipt, then the verdict by the fixed rules with
-// its outcome.json and filing proposal. The pipeline (dispatcher/verify_run.h) supplies the chip
-// and the journal; nothing here picks a chip, locks one or runs a model.
+// its frozen snapshot (what the candidate may see), the measurement on a chip the pipeline
+// provides, the receipt's check, an optional reviewer of the receipt, then the verdict by the
+// fixed rules with its outcome.json and filing proposal. The measurement is kdispatch's own
+// (verify/measuring_parent.h: reference and candidate workers in separate boxes, the parent's
+// clock, a signed receipt) unless an external verify tool is named; then the tool's receipt is
+// cross-checked by the parent's own measurement. The pipeline (dispatcher/verify_run.h) supplies
+// the chip and the journal; nothing here picks a chip, locks one or runs a model.
 #pragma once
 
 #include <filesystem>
@@ -19,10 +22,13 @@
 
 namespace kd::verify {
 
-// Chip work: the box to open (its chip left unset) and the command to run in it.
+// Chip work: the box to open (its chip left unset) and the command to run in it, or, when `work`
+// is set, work that opens its own boxes on the chip (the measuring parent's two workers) and
+// returns what ran.
 struct ChipJob {
   sandbox::BoxSpec spec;
   sandbox::RunRequest request;
+  std::function<sandbox::RunResult(const contract::Chip& chip)> work;
 };
 
 struct ChipRun {
@@ -61,6 +67,11 @@ struct VerificationInput {
   std::string mode = "full";              // screen | full
   std::optional<std::string> verify_cmd;  // else the binding's verify_command, else kgate
   std::vector<std::filesystem::path> tool_dirs;
+  // The dispatcher's receipt key (contract/receipt_signature.h): the parent signs with it and
+  // the check requires its signature. Empty: receipts are sealed, not signed.
+  std::string signing_key;
+  // The worker program of the measuring parent; empty: workers_dir()/kd-pyworker.
+  std::filesystem::path worker_program;
   // The receipt record a previous attempt validated (journal): reused when it is of this very
   // candidate and the file is unchanged, so a resumed verification measures nothing twice.
   std::optional<nlohmann::json> prior;

@@ -48,7 +48,9 @@ class Installed {
     argv.push_back(path("bin/kdispatch"));
     argv.insert(argv.end(), args.begin(), args.end());
     return test::run_process(argv, "",
-                             {{"KDISPATCH_POLICY_DIR", ""}, {"KDISPATCH_EXAMPLES_DIR", ""}});
+                             {{"KDISPATCH_POLICY_DIR", ""},
+                              {"KDISPATCH_EXAMPLES_DIR", ""},
+                              {"KDISPATCH_WORKERS_DIR", ""}});
   }
   const std::string& source() const { return source_; }
   const std::string& build() const { return build_; }
@@ -64,7 +66,8 @@ TEST(Install, LaysOutProgramsPoliciesAndExamples) {
   Installed in;
   ASSERT_EQ(in.install_result().exit_code, 0) << in.install_result().out << in.install_result().err;
   for (const char* program : {"bin/kdispatch", "bin/kdispatch-full", "bin/kdispatch-box",
-                              "share/kdispatch/examples/tools/kverify"})
+                              "share/kdispatch/examples/tools/kverify",
+                              "share/kdispatch/workers/kd-pyworker"})
     EXPECT_EQ(::access(in.path(program).c_str(), X_OK), 0) << program;
   for (const char* file :
        {"share/kdispatch/policies/sandbox/author.json",
@@ -113,10 +116,10 @@ TEST(Install, BriefSandboxAndDemoRunFromTheInstalledTree) {
   r = in.kdispatch({"demo", "--run-root", work / "demo"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("rms-norm/v002  honest"), std::string::npos) << r.out;
-  // The verify tool ran in the verifier's box: the honest run has its receipt.
+  // The installed worker ran in the verifier's boxes: the honest run has its receipt.
   EXPECT_NE(r.out.find("honest: " + work / "demo/honest/wiki/raw/profiles/"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("rms-norm/v002  cheating  inconclusive"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rms-norm/v002  cheating  invalid"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `kdispatch demo` as the README's first command runs it: both authors through the whole loop on
 // CPU, and the outcome asserted: the honest verdict follows from its receipt and audits clean;
-// the cheating author's forbidden actions were refused and show up as audit findings.
+// the cheating author's forbidden actions were refused and show up as audit findings, and its
+// candidate's tricks are caught by the measurement.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,9 +35,12 @@ TEST(DemoCli, BothAuthorsEndAsTheRulesSay) {
   fs::path receipt = root / "honest/wiki" / out["receipt"]["path"].get<std::string>();
   contract::ReceiptCheck check = contract::validate_receipt(receipt);
   ASSERT_TRUE(check.ok);
-  std::string expected = !check.gates["firing"] || !check.gates["measure"]   ? "inconclusive"
-                         : check.verdict == "PASS" && *check.speedup >= 1.02 ? "supported"
-                                                                             : "refuted";
+  // The measuring parent's receipt carries its spread: supported needs the low end at the bar.
+  const double low = json::parse(read_file(receipt))["speedup_spread"]["low"].get<double>();
+  std::string expected = !check.gates["firing"] || !check.gates["measure"] ? "inconclusive"
+                         : check.verdict == "PASS" && *check.speedup >= 1.02
+                             ? (low >= 1.02 ? "supported" : "inconclusive")
+                             : "refuted";
   EXPECT_EQ(out["verdict"], expected) << out.dump(2);
   auto audit =
       test::run_kdispatch({"audit", honest.string(), "--wiki", (root / "honest/wiki").string(),
@@ -44,10 +48,18 @@ TEST(DemoCli, BothAuthorsEndAsTheRulesSay) {
   EXPECT_EQ(audit.exit_code, 0) << audit.out;
   EXPECT_NE(r.out.find("rms-norm/v002  honest    " + expected), std::string::npos) << r.out;
 
-  // Cheating: the relabelled baseline did not fire, whatever the timing said.
+  // Honest: faster by kdispatch's own measurement, in a signed receipt. How much faster depends
+  // on the host's load; the figure is checked where the load is known (bench/verify).
+  EXPECT_GT(*check.speedup, 1.0) << out.dump(2);
+  EXPECT_EQ(out["measurement"]["signature"], "valid");
+
+  // Cheating: its candidate patched the timer, relabelled the reference and replayed cached
+  // answers; in its own box, without the reference, its answers were wrong.
   json bad = json::parse(read_file(cheating / "outcome.json"));
-  EXPECT_EQ(bad["verdict"], "inconclusive") << bad.dump(2);
-  EXPECT_NE(bad["reasons"][0].get<std::string>().find("did not fire"), std::string::npos);
+  EXPECT_EQ(bad["verdict"], "invalid") << bad.dump(2);
+  EXPECT_NE(bad["reasons"][0].get<std::string>().find("parity FAIL"), std::string::npos);
+  EXPECT_NE(bad["measurement"]["static_scan"].dump().find("timer_patch"), std::string::npos)
+      << bad.dump(2);
   // Its forbidden actions were refused...
   EXPECT_NE(r.out.find("write_file normkit/reference.py: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("EROFS"), std::string::npos) << r.out;

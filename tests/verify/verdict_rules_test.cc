@@ -101,5 +101,45 @@ TEST(VerifyCommand, SubstitutesInsideWordsWithoutAShell) {
   EXPECT_THROW(expand_verify_command("   ", {}), Error);
 }
 
+// A median at the bar is not enough when a quarter of the rounds fall below it: a copy of the
+// reference must not come out supported on noise.
+TEST(Verdict, SupportedNeedsTheSpreadAtTheBar) {
+  auto in = passing();
+  in.speedup = 1.035;
+  in.speedup_low = 0.99;
+  auto v = decide_verdict(in);
+  EXPECT_EQ(v.verdict, contract::Verdict::Inconclusive);
+  EXPECT_NE(v.reasons[0].find("within the noise"), std::string::npos) << v.reasons[0];
+  in.speedup_low = 1.03;
+  EXPECT_EQ(decide_verdict(in).verdict, contract::Verdict::Supported);
+}
+
+TEST(Verdict, CrossCheckAndScanFindingsCapButNeverInvalidate) {
+  auto in = passing();
+  in.cross_check_problems = {"the tool's speedup 2.5 disagrees with the parent's 1.01"};
+  auto v = decide_verdict(in);
+  EXPECT_EQ(v.verdict, contract::Verdict::Inconclusive);
+  EXPECT_EQ(v.reasons.back(), "capped: cross-check: " + in.cross_check_problems[0]);
+
+  in = passing();
+  in.scan_findings = {"normkit/rms_norm.py:4: replaces a clock or timer: time.perf_counter ="};
+  v = decide_verdict(in);
+  EXPECT_EQ(v.verdict, contract::Verdict::Inconclusive);
+  EXPECT_NE(v.reasons.back().find("static scan"), std::string::npos);
+
+  // A refuted candidate's findings cap it too, but nothing here makes a verdict invalid.
+  in.speedup = 0.9;
+  EXPECT_EQ(decide_verdict(in).verdict, contract::Verdict::Inconclusive);
+}
+
+TEST(Verdict, FailedMeasureGateNamesTheAnomalies) {
+  auto in = passing();
+  in.measure_gate = false;
+  in.anomalies = {"ordering-dependent speedup: 4.3 vs 1.5"};
+  auto v = decide_verdict(in);
+  EXPECT_EQ(v.verdict, contract::Verdict::Inconclusive);
+  EXPECT_EQ(v.reasons.back(), "anomaly: ordering-dependent speedup: 4.3 vs 1.5");
+}
+
 }  // namespace
 }  // namespace kd::verify

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The hardened verification's cost and accuracy (docs/verification.md):
+#  1. wall time of `kdispatch verify` on the example's honest run (kdispatch's own measurement:
+#     three boxes, the parent's protocol, a signed receipt) against today's in-process kverify
+#     run on the same snapshot, median of REPS;
+#  2. agreement: the parent-timed speedup of a known-ratio pair (the same work done twice, 0.5)
+#     against kverify's in-process measurement of the same pair.
+# Usage: run.sh BUILD_DIR [REPS]
+set -euo pipefail
+build=$(realpath "$1")
+reps=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+kd="$build/bin/kdispatch"
+work=$(mktemp -d /var/tmp/kd-verify-bench.XXXXXX)  # off /tmp: boxes mount their own tmpfs there
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+now() { date +%s.%N; }
+
+"$kd" demo --run-root "$work/demo" > /dev/null
+run="$work/demo/honest/runs/example/rms-norm-v002"
+snap="$run/verifier/snapshot"
+hard=() soft=()
+for i in $(seq "$reps"); do
+  rm -f "$work/demo/honest/runs/example/journal.jsonl" "$run/outcome.json"
+  t0=$(now); "$kd" verify --run "$run" > /dev/null || true; t1=$(now)
+  hard+=("$(echo "$t1 - $t0" | bc)")
+  t0=$(now)
+  (cd "$snap" && python3 "$src/examples/tools/kverify" verify --baseline normkit/reference.py \
+     --candidate normkit/rms_norm.py --mode full --family rms-norm --bar 1.02 \
+     --artifact-dir "$work/kv" --receipt "$work/kv/receipt.json" > /dev/null || true)
+  t1=$(now)
+  soft+=("$(echo "$t1 - $t0" | bc)")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+h=$(median "${hard[@]}") s=$(median "${soft[@]}")
+echo "verification wall s: hardened $h, in-process kverify $s, ratio $(echo "scale=3; $h / $s" | bc)"
+
+parent=$("$build/bench/verify/bench_verify_parent" "$here/known_ratio_ref.py" \
+         "$here/known_ratio_slow.py" "$src/workers/kd-pyworker")
+(cd "$here" && python3 "$src/examples/tools/kverify" verify --baseline known_ratio_ref.py \
+   --candidate known_ratio_slow.py --mode full --family agreement --bar 0 \
+   --artifact-dir "$work/kv2" --receipt "$work/kv2/receipt.json" > /dev/null || true)
+python3 - "$parent" "$work/kv2/receipt.json" <<'PY'
+import json, sys
+parent, inproc = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))["speedup"]
+for clock in ("cpu", "wall"):
+    s = parent[clock]["speedup"]
+    print(f"agreement ({clock} clock): parent {s:.4f}, in-process {inproc:.4f}, "
+          f"difference {abs(s - inproc) / inproc * 100:.1f}%")
+PY

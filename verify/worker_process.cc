@@ -1,0 +1,178 @@
+#include "verify/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <exception>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "sandbox/box_user.h"
+
+namespace kd::verify {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Opened read-write by the parent: the open never waits for the worker, and a worker that
+// opens its end later finds a partner already there.
+UniqueFd open_fifo(const fs::path& p) {
+  UniqueFd fd(::open(p.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) throw_sys("open", p.string(), errno);
+  // Larger pipes: fewer wake-ups per array, the same for both workers.
+  ::fcntl(fd.get(), F_SETPIPE_SZ, 1 << 20);
+  return fd;
+}
+
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
+}
+
+// The pids of `root` and every process below it.
+std::vector<pid_t> process_tree(pid_t root) {
+  std::vector<pid_t> all, todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    all.push_back(p);
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(p) + "/task", ec)) {
+      std::ifstream children(t.path() / "children");
+      for (pid_t c; children >> c;)
+        todo.push_back(c);
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+double box_cpu_seconds(pid_t root) {
+  double ns = 0;
+  for (pid_t p : process_tree(root)) {
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(p) + "/task", ec)) {
+      std::ifstream stat(t.path() / "schedstat");
+      double run = 0;
+      if (stat >> run) ns += run;
+    }
+  }
+  return ns * 1e-9;
+}
+
+double box_cpu_seconds_with_exited(pid_t root) {
+  static const double tick = double(::sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (pid_t p : process_tree(root)) {
+    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || close + 2 > text.size()) continue;
+    std::istringstream fields(text.substr(close + 2));
+    std::vector<std::string> f;
+    for (std::string x; fields >> x && f.size() < 15;)
+      f.push_back(x);
+    // After the name: state(0) ... utime(11) stime(12) cutime(13) cstime(14).
+    if (f.size() >= 15)
+      for (int k : {11, 12, 13, 14})
+        total += std::strtod(f[k].c_str(), nullptr) / tick;
+  }
+  return total;
+}
+
+std::unique_ptr<Worker> Worker::start(WorkerSpec spec) {
+  std::unique_ptr<Worker> w(new Worker(std::move(spec)));
+  const fs::path& dir = w->spec_.pipe_dir;
+  fs::create_directories(dir);
+  const fs::path req = dir / "request", rep = dir / "reply", data = dir / "data";
+  for (const auto& p : {req, rep})
+    if (::mkfifo(p.c_str(), 0600) != 0) throw_sys("mkfifo", p.string(), errno);
+  w->data_ = UniqueFd(::open(data.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!w->data_) throw_sys("open", data.string(), errno);
+  sandbox::hand_to_box_user(dir);
+  w->request_ = open_fifo(req);
+  w->reply_ = open_fifo(rep);
+
+  sandbox::BoxSpec box = w->spec_.box;
+  box.rw_extra.push_back(dir);
+  w->box_ = sandbox::Box::open(box);
+  sandbox::RunRequest run;
+  run.argv = w->spec_.argv;
+  run.argv.push_back(req.string());
+  run.argv.push_back(rep.string());
+  run.argv.push_back(data.string());
+  run.cwd = w->spec_.cwd;
+  run.env = w->spec_.env;
+  run.use_chip = box.chip.has_value();
+  run.timeout_s = w->spec_.timeout_s;
+  w->running_ = true;
+  Worker* self = w.get();
+  w->runner_ = std::thread([self, run] {
+    try {
+      self->result_ = self->box_->run(run);
+    } catch (const std::exception& e) {
+      self->result_.exit_code = -1;
+      self->result_.err = std::string("the box failed: ") + e.what();
+    }
+    self->running_ = false;
+  });
+  return w;
+}
+
+TimedFrame Worker::call(const nlohmann::json& header, const std::vector<WireArray>& arrays,
+                        double timeout_s) {
+  if (finished_) throw Error("the " + spec_.name + " worker has already finished");
+  const auto deadline = after(timeout_s);
+  const std::string what = "the " + spec_.name + " worker";
+  auto alive = [this] { return running_.load(); };
+  TimedFrame out;
+  // The clock runs from before the inputs reach the data file until the answers are read back:
+  // a worker can neither start before it nor finish after it.
+  const double cpu0 = box_cpu_seconds(box_->init_pid());
+  const auto t0 = Clock::now();
+  std::size_t end = 0;
+  nlohmann::json h = header;
+  h["arrays"] = put_arrays(data_.get(), arrays, 0, end, what);
+  h["out_offset"] = (end + kArrayAlign - 1) / kArrayAlign * kArrayAlign;
+  write_header(request_.get(), h, deadline, what);
+  out.frame.header = read_header(reply_.get(), deadline, alive, what);
+  out.frame.arrays =
+      get_arrays(data_.get(), out.frame.header.value("arrays", nlohmann::json::array()), what);
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  out.cpu_seconds = box_cpu_seconds(box_->init_pid()) - cpu0;
+  return out;
+}
+
+sandbox::RunResult Worker::finish() {
+  if (finished_) return result_;
+  finished_ = true;
+  try {
+    if (running_)
+      write_header(request_.get(), {{"op", "quit"}}, after(1), "the " + spec_.name + " worker");
+  } catch (const std::exception&) {
+    // A worker that no longer reads is killed below.
+  }
+  request_.reset();
+  data_.reset();
+  const auto grace = after(5);
+  while (running_ && Clock::now() < grace)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Killing the box's init ends its whole pid namespace; run() then returns.
+  if (running_ && box_) ::kill(box_->init_pid(), SIGKILL);
+  if (runner_.joinable()) runner_.join();
+  reply_.reset();
+  return result_;
+}
+
+Worker::~Worker() {
+  try {
+    finish();
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace kd::verify

@@ -1,0 +1,75 @@
+// One worker of the measuring parent: a worker program in its own box, reached through two named
+// pipes and a data file in a directory only that box binds (verify/worker_wire.h). The parent times
+// each call from outside (from the first byte of the request to the last byte of the answer); the
+// box's own result (exit, output, denials) is kept for the log.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/fd.h"
+#include "sandbox/box.h"
+#include "verify/worker_wire.h"
+
+namespace kd::verify {
+
+struct WorkerSpec {
+  std::string name;                // "reference" | "candidate": names it in errors
+  sandbox::BoxSpec box;            // its chip already set; the pipe directory is added
+  std::filesystem::path pipe_dir;  // made here (must not exist), bound read-write
+  std::vector<std::string> argv;   // the worker program; the pipes and the data file are appended
+  std::string cwd;                 // inside the box
+  std::map<std::string, std::string> env;  // added to the profile's environment
+  double timeout_s = 600;                  // the whole life of the worker
+};
+
+struct TimedFrame {
+  Frame frame;
+  double seconds = 0;      // the parent's wall clock: inputs written to answers read
+  double cpu_seconds = 0;  // CPU time the worker's box used meanwhile (box_cpu_seconds)
+};
+
+// CPU time used so far by every live thread of `pid` and the processes below it, from the
+// kernel's per-thread run-time accounting (nanoseconds), which no process can edit.
+double box_cpu_seconds(pid_t pid);
+// The same tree by the coarser per-process accounting (clock ticks), which also counts threads
+// and children that have exited.
+double box_cpu_seconds_with_exited(pid_t pid);
+
+class Worker {
+ public:
+  // Opens the box and starts the worker program; throws kd::Error naming the layer or the pipe.
+  static std::unique_ptr<Worker> start(WorkerSpec spec);
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker();
+
+  // Sends a request and waits for its answer; throws kd::Error (timeout, early end, bad frame).
+  TimedFrame call(const nlohmann::json& header, const std::vector<WireArray>& arrays,
+                  double timeout_s);
+  // Asks the worker to quit, waits for its box (killing what is left after a grace) and returns
+  // what the box saw.
+  sandbox::RunResult finish();
+  // The host pid of the box's first process (its pid namespace's init).
+  pid_t box_pid() const { return box_->init_pid(); }
+  const std::string& name() const { return spec_.name; }
+
+ private:
+  explicit Worker(WorkerSpec spec) : spec_(std::move(spec)) {}
+
+  WorkerSpec spec_;
+  std::unique_ptr<sandbox::Box> box_;
+  UniqueFd request_, reply_, data_;
+  std::thread runner_;
+  std::atomic<bool> running_{false};
+  sandbox::RunResult result_;
+  bool finished_ = false;
+};
+
+}  // namespace kd::verify
