@@ -19,5 +19,6 @@ int cmd_transcript(const Args& args);
 int cmd_audit(const Args& args);
 int cmd_fake_llm(const Args& args);
 int cmd_demo(const Args& args);
+int cmd_mcp(const Args& args);
 
 }  // namespace kd::cli
