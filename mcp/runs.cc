@@ -89,7 +89,7 @@ void Runs::reap(Child& c) {
   c.exited = true;
   c.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   c.signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-
+  // The pidfd stays open until the server ends: a wait may be polling it right now.
 }
 
 std::string Runs::redact(std::string text) const {
