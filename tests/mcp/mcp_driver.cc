@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -137,6 +139,20 @@ json McpDriver::call(const std::string& tool, json arguments, std::chrono::milli
   json r = request("tools/call", {{"name", tool}, {"arguments", std::move(arguments)}}, timeout);
   if (!r.contains("result")) throw std::runtime_error("tools/call " + tool + ": " + r.dump());
   return r["result"];
+}
+
+long McpDriver::cpu_ticks() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
 }
 
 int McpDriver::finish() {

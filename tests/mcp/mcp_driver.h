@@ -37,6 +37,8 @@ class McpDriver {
   // Closes the server's input and returns its exit status.
   int finish();
   const std::vector<std::string>& non_protocol_lines() const { return junk_; }
+  // The server's own CPU time so far (user + system), in clock ticks.
+  long cpu_ticks() const;
 
  private:
   bool read_line(std::string& line, std::chrono::milliseconds timeout);
