@@ -65,7 +65,10 @@ TEST(McpDispatch, HonestAuthorThroughOutcomeAndAudit) {
   ASSERT_EQ(s["state"], "done") << s.dump() << "\n"
                                 << read_file(fs::path(env.root) / "mcp-runs" / id / "stderr.log");
   EXPECT_GT(s["turns"].get<int>(), 0);
-  EXPECT_EQ(s["exit_code"], 0);
+  // The run exited by itself (its status follows the verdict: a busy host may make the timing
+  // gate inconclusive).
+  EXPECT_GE(s["exit_code"].get<int>(), 0) << s.dump();
+  EXPECT_FALSE(s.contains("signal")) << s.dump();
 
   json o = mcp.call("outcome", {{"run_id", id}});
   ASSERT_FALSE(o.value("isError", false)) << o.dump();
