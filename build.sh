@@ -42,6 +42,13 @@ build() {  # build DIR [cmake args...]
   cmake --build "$dir" -j "$(nproc)"
 }
 
+# The official MCP TypeScript SDK, the client of tests/mcp/sdk_client.mjs, into the build tree.
+install_mcp_sdk() {  # install_mcp_sdk DIR
+  install_missing nodejs npm
+  [ -d "$1/mcp-sdk/node_modules/@modelcontextprotocol/sdk" ] && return 0
+  npm install --prefix "$1/mcp-sdk" --no-audit --no-fund --silent @modelcontextprotocol/sdk@1.32.2
+}
+
 run_tests() {  # run_tests DIR
   # One test per core: each is a process, and the sandbox tests spawn many more.
   ctest --test-dir "$1" --output-on-failure -j "$(nproc)"
@@ -56,11 +63,13 @@ case "${1:-}" in
   test)
     install_missing "${packages[@]}" "${test_packages[@]}"
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    install_mcp_sdk build
     run_tests build
     ;;
   sanitize)
     install_missing "${packages[@]}" "${test_packages[@]}"
     build build-asan -DCMAKE_BUILD_TYPE=Debug -DKD_SANITIZE=ON -DKD_BENCH=OFF
+    install_mcp_sdk build-asan
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests build-asan
     ;;
   fuzz)

@@ -58,6 +58,8 @@ constexpr Command kCommands[] = {
      KD_FULL_ONLY(cmd_audit)},
     {"fake-llm", "fake-llm --script FILE [--listen 127.0.0.1:0]", KD_FULL_ONLY(cmd_fake_llm)},
     {"demo", "demo [--run-root DIR]", KD_FULL_ONLY(cmd_demo)},
+    {"mcp", "mcp [--keys FILE] [--wiki DIR] [--run-root DIR]   (MCP server on stdio)",
+     KD_FULL_ONLY(cmd_mcp)},
 };
 
 #undef KD_FULL_ONLY

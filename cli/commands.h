@@ -20,5 +20,6 @@ int cmd_report(const Args& args);
 int cmd_audit(const Args& args);
 int cmd_fake_llm(const Args& args);
 int cmd_demo(const Args& args);
+int cmd_mcp(const Args& args);
 
 }  // namespace kd::cli

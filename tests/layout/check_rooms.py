@@ -7,7 +7,7 @@ import sys
 
 # Rooms from the bottom up; rooms on the same step may not include each other.
 STEPS = [["common"], ["contract"], ["git"], ["briefs", "sandbox"], ["audit"], ["agents"],
-         ["verify"], ["report"], ["dispatcher"], ["examples"], ["cli"]]
+         ["verify"], ["report"], ["dispatcher"], ["examples"], ["mcp"], ["cli"]]
 RANK = {room: i for i, step in enumerate(STEPS) for room in step}
 LIBGIT2_FILES = {"git/repo.cc"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
