@@ -210,6 +210,8 @@ json Runs::status_locked(const std::string& run_id) {
     s["cost_usd"] = mine->cost_usd;
     s["chip"] = mine->chip;
     if (!mine->verdict.empty()) s["verdict"] = mine->verdict;
+    if (mine->failed())
+      s["error"] = {{"cause", mine->error_cause}, {"message", mine->error_message}};
   }
   auto it = children_.find(run_id);
   bool running = false;
@@ -231,6 +233,8 @@ json Runs::status_locked(const std::string& run_id) {
                 : "authoring";
   else if (mine && mine->done())
     state = "done";
+  else if (mine && mine->failed())
+    state = "error";  // the infrastructure failed, not the candidate: `dispatch` again to retry
   else if (it != children_.end() && it->second.cancelled)
     state = "cancelled";
   else if (it == children_.end())
@@ -238,7 +242,7 @@ json Runs::status_locked(const std::string& run_id) {
   else
     state = "failed";
   s["state"] = state;
-  if (state == "failed" || state == "ended" || state == "cancelled") {
+  if (state == "failed" || state == "error" || state == "ended" || state == "cancelled") {
     std::string why = redact(tail_of(dir / "stderr.log", 2000));
     if (!why.empty()) s["stderr_tail"] = why;
   }

@@ -1,6 +1,5 @@
 #include "mcp/tools.h"
 
-#include <regex>
 #include <sstream>
 
 #include "audit/auditor.h"
@@ -13,6 +12,7 @@
 #include "common/files.h"
 #include "common/policy_path.h"
 #include "contract/transcript_records.h"
+#include "contract/wiki_layout.h"
 
 namespace kd::mcp {
 
@@ -48,12 +48,15 @@ const json kStatusSchema = {
       {"experiment", {{"type", "string"}}},
       {"state",
        {{"type", "string"},
-        {"enum", {"authoring", "verifying", "done", "failed", "cancelled", "ended"}}}},
+        {"enum", {"authoring", "verifying", "done", "error", "failed", "cancelled", "ended"}}}},
       {"phase", {{"type", "string"}}},
       {"turns", {{"type", "integer"}}},
       {"cost_usd", {{"type", "number"}}},
       {"verdict", {{"type", "string"}}},
-      {"exit_code", {{"type", "integer"}}}}},
+      {"exit_code", {{"type", "integer"}}},
+      {"error",
+       {{"type", "object"},
+        {"properties", {{"cause", {{"type", "string"}}}, {"message", {{"type", "string"}}}}}}}}},
     {"required", {"run_id", "state", "phase", "turns", "cost_usd"}}};
 
 fs::path wiki_of(ToolEnv& env, const json& args) {
@@ -64,9 +67,9 @@ fs::path wiki_of(ToolEnv& env, const json& args) {
 }
 
 void check_names(const std::string& family, const std::string& experiment) {
-  if (!std::regex_match(family, std::regex("[a-z0-9][a-z0-9-]*")))
+  if (!contract::is_family_slug(family))
     throw ToolFailure{"\"family\" must be a slug of [a-z0-9-], got " + quote(family)};
-  if (!std::regex_match(experiment, std::regex("v[0-9]{3}")))
+  if (!contract::is_experiment_name(experiment))
     throw ToolFailure{"\"experiment\" must look like v001, got " + quote(experiment)};
 }
 
