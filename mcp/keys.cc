@@ -33,8 +33,10 @@ std::map<std::string, std::string> load_keys(const std::filesystem::path& file) 
     size_t eq = t.find('=');
     if (eq == std::string::npos) throw Error(where + ": expected NAME=value");
     std::string name(trim(std::string_view(t).substr(0, eq)));
-    if (!std::regex_match(name, name_re))
-      throw Error(where + ": " + quote(name) + " is not an environment variable name");
+    // Bounded first: libstdc++'s regex recurses per character.
+    if (name.size() > 128 || !std::regex_match(name, name_re))
+      throw Error(where + ": " + quote(name.substr(0, 128)) +
+                  " is not an environment variable name");
     if (keys.count(name)) throw Error(where + ": " + name + " is given twice");
     keys[name] =
         std::string(trim(std::string_view(t).substr(eq + 1)));  // the value itself is never echoed

@@ -70,7 +70,9 @@ Runs::~Runs() {
 
 fs::path Runs::run_dir(const std::string& run_id) const {
   static const std::regex id_re("[a-z0-9][a-z0-9-]*-v[0-9]{3}-[0-9]+");
-  if (!std::regex_match(run_id, id_re)) throw ToolFailure{"no run " + quote(run_id)};
+  // Bounded first: libstdc++'s regex recurses per character.
+  if (run_id.size() > 200 || !std::regex_match(run_id, id_re))
+    throw ToolFailure{"no run " + quote(run_id.substr(0, 200))};
   fs::path dir = root_ / run_id;
   std::error_code ec;
   if (!fs::is_regular_file(dir / kDispatchFile, ec)) throw ToolFailure{"no run " + quote(run_id)};
