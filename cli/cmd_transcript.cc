@@ -1,25 +1,82 @@
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/errors.h"
 #include "common/exit_codes.h"
+#include "common/files.h"
+#include "common/sha256.h"
 #include "contract/transcript_chain.h"
+#include "contract/transcript_records.h"
+#include "contract/transcript_requests.h"
 
 namespace kd::cli {
 
-// kdispatch transcript verify FILE: 0 when the chain is intact and ends with an end record.
+namespace {
+
+struct Replay {
+  std::uint64_t requests = 0;
+  std::uint64_t broken_line = 0;  // 0: every request rebuilt
+  std::string reason;
+};
+
+// Rebuilds every request body from the linear request records and checks each against its
+// recorded digest (contract/transcript_requests.h).
+Replay replay_requests(const std::filesystem::path& path) {
+  Replay out;
+  std::ifstream in(path);
+  const std::filesystem::path blobs = path.parent_path() / "blobs";
+  contract::transcript::RequestRebuilder rebuild([&](const std::string& digest) {
+    std::filesystem::path blob = blobs / digest;
+    if (!std::filesystem::exists(blob)) throw Error("blob " + quote(blob.string()) + " is missing");
+    std::string bytes = read_file(blob);
+    if (sha256_hex(bytes) != digest)
+      throw Error("blob " + quote(blob.string()) + " does not match its digest");
+    return bytes;
+  });
+  std::string line;
+  for (std::uint64_t n = 1; std::getline(in, line); ++n) {
+    nlohmann::json rec = nlohmann::json::parse(line, nullptr, false);
+    if (!rec.is_object() || rec.value("type", "") != contract::transcript::kRequest) continue;
+    try {
+      rebuild.apply(rec.at("data"));
+      ++out.requests;
+    } catch (const std::exception& e) {
+      out.broken_line = n;
+      out.reason = std::string("request not reconstructible: ") + e.what();
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// kdispatch transcript verify FILE: 0 when the chain is intact, ends with an end record, and
+// every request body can be rebuilt from the records and matches its digest.
 int cmd_transcript(const Args& args) {
   ParsedArgs p = parse_args(args, {});
   if (p.positional.size() != 2 || p.positional[0] != "verify")
     throw UsageError("expected: verify FILE");
-  contract::ChainReport r = contract::verify_chain_file(p.positional[1]);
+  const std::string& file = p.positional[1];
+  contract::ChainReport r = contract::verify_chain_file(file);
   if (!r.ok) {
-    std::printf("BROKEN %s line %llu: %s\n", p.positional[1].c_str(),
+    std::printf("BROKEN %s line %llu: %s\n", file.c_str(),
                 static_cast<unsigned long long>(r.broken_line), r.reason.c_str());
     return kExitRefused;
   }
-  std::printf("OK %s: %llu records, head %s\n", p.positional[1].c_str(),
-              static_cast<unsigned long long>(r.lines), r.head.c_str());
+  Replay rp = replay_requests(file);
+  if (rp.broken_line) {
+    std::printf("BROKEN %s line %llu: %s\n", file.c_str(),
+                static_cast<unsigned long long>(rp.broken_line), rp.reason.c_str());
+    return kExitRefused;
+  }
+  std::printf("OK %s: %llu records, %llu requests rebuilt, head %s\n", file.c_str(),
+              static_cast<unsigned long long>(r.lines),
+              static_cast<unsigned long long>(rp.requests), r.head.c_str());
   return kExitOk;
 }
 
