@@ -99,8 +99,13 @@ void RateLimiter::Bucket::clamp(double limit, double remaining, double reset_s,
     level = std::min(level, remaining);
   }
   capacity = limit;
-  // The bucket refills continuously and is full again at the reset time.
-  if (reset_s > 0.001 && limit > remaining) rate_per_s = (limit - remaining) / reset_s;
+  // The bucket refills continuously and is full again at the reset time. The answer's time in
+  // transit shortens the reset we read and so overstates the rate: the lowest estimate is the
+  // truest one.
+  if (reset_s > 0.001 && limit > remaining) {
+    double r = (limit - remaining) / reset_s;
+    rate_per_s = rate_per_s > 0 ? std::min(rate_per_s, r) : r;
+  }
   if (rate_per_s <= 0) rate_per_s = limit / 60.0;  // a per-minute limit until we learn better
 }
 
@@ -173,6 +178,8 @@ void RateLimiter::release(const Answer& a) {
   }
   if (a.status == 429) {
     ++stats_.rate_limited;
+    requests_.refill(now);
+    requests_.level = std::min(requests_.level, 0.0);  // the provider's bucket is empty
     if (a.headers && is_spend_limit_answer(wire_, a.status, *a.headers, a.body)) {
       spend_limited_ = true;
       stats_.spend_limited = true;
