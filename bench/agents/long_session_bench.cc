@@ -262,6 +262,7 @@ int limits() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure shows as soon as it is measured
   std::string what = argc > 1 ? argv[1] : "all";
   int bad = 0;
   if (what == "cost" || what == "all") bad += cost();
