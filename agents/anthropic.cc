@@ -10,12 +10,46 @@ namespace {
 
 using json = nlohmann::json;
 
-long usage_input(const json& u) {
-  long n = 0;
-  for (const char* k : {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}) {
-    if (u.contains(k) && u[k].is_number_integer()) n += u[k].get<long>();
+std::optional<long> count(const json& u, const char* key) {
+  const json* v = member(u, key);
+  if (!v || !v->is_number_integer()) return std::nullopt;
+  return v->get<long>();
+}
+
+// Folds one usage object into `out`. Counts are cumulative on this wire: a later event replaces
+// what an earlier one said, field by field. input_tokens counts only what follows the last
+// breakpoint; the prompt is that plus the cache writes and reads.
+void read_usage(const json& u, Usage& out) {
+  if (auto w = count(u, "cache_creation_input_tokens")) {
+    // Without the TTL split every write is priced as a 5-minute one.
+    out.cache_write_5m_tokens = *w;
+    out.cache_write_1h_tokens = 0;
+    if (const json* split = object_member(u, "cache_creation")) {
+      auto w5 = count(*split, "ephemeral_5m_input_tokens");
+      auto w1 = count(*split, "ephemeral_1h_input_tokens");
+      if (w5 || w1) {
+        out.cache_write_5m_tokens = w5.value_or(0);
+        out.cache_write_1h_tokens = w1.value_or(0);
+      }
+    }
   }
-  return n;
+  if (auto r = count(u, "cache_read_input_tokens")) out.cache_read_tokens = *r;
+  if (auto in = count(u, "input_tokens")) {
+    out.input_tokens = *in + out.cache_read_tokens.value_or(0) +
+                       out.cache_write_5m_tokens.value_or(0) +
+                       out.cache_write_1h_tokens.value_or(0);
+    out.reported = true;
+  }
+  if (auto o = count(u, "output_tokens")) {
+    out.output_tokens = *o;
+    out.reported = true;
+  }
+}
+
+json cache_marker(const std::string& ttl) {
+  json m = {{"type", "ephemeral"}};
+  if (ttl == "1h") m["ttl"] = "1h";
+  return m;
 }
 
 std::string str_field(const json& j, const char* key) {
@@ -153,17 +187,7 @@ class AnthropicStream : public StreamAssembler {
     }
   }
 
-  void apply_usage(const json& u) {
-    // Counts are cumulative; a later event replaces what an earlier one said.
-    if (u.contains("input_tokens") && u["input_tokens"].is_number_integer()) {
-      turn_.usage.input_tokens = usage_input(u);
-      turn_.usage.reported = true;
-    }
-    if (u.contains("output_tokens") && u["output_tokens"].is_number_integer()) {
-      turn_.usage.output_tokens = u["output_tokens"].get<long>();
-      turn_.usage.reported = true;
-    }
-  }
+  void apply_usage(const json& u) { read_usage(u, turn_.usage); }
 
   void close_block(Block& b) {
     b.stopped = true;
@@ -199,23 +223,40 @@ class Anthropic : public Provider {
   }
 
   json request_body(const Conversation& conv, const std::vector<ToolSpec>& tools,
-                    const std::string& model, int max_tokens, bool stream) const override {
+                    const std::string& model, int max_tokens, bool stream,
+                    const CacheOptions& cache) const override {
     json body = {{"model", model}, {"max_tokens", max_tokens}};
-    if (!conv.system.empty()) body["system"] = conv.system;
+    if (!conv.system.empty()) {
+      if (cache.enabled) {
+        body["system"] = json::array({{{"type", "text"},
+                                       {"text", conv.system},
+                                       {"cache_control", cache_marker(cache.static_ttl)}}});
+      } else {
+        body["system"] = conv.system;
+      }
+    }
     if (!tools.empty()) {
       json t = json::array();
       for (const auto& s : tools) {
         t.push_back(
             {{"name", s.name}, {"description", s.description}, {"input_schema", s.input_schema}});
       }
+      if (cache.enabled) t.back()["cache_control"] = cache_marker(cache.static_ttl);
       body["tools"] = std::move(t);
       body["tool_choice"] = {{"type", "auto"}};
     }
     json msgs = json::array();
+    std::vector<size_t> user_messages;
     for (const Message& m : conv.messages) {
       switch (m.kind) {
         case Message::Kind::user:
-          msgs.push_back({{"role", "user"}, {"content", m.text}});
+          user_messages.push_back(msgs.size());
+          // As a block list when caching, so that the message can carry a marker and reads
+          // the same whether it carries one or not.
+          msgs.push_back(
+              {{"role", "user"},
+               {"content", cache.enabled ? json::array({{{"type", "text"}, {"text", m.text}}})
+                                         : json(m.text)}});
           break;
         case Message::Kind::assistant:
           msgs.push_back({{"role", "assistant"}, {"content", m.assistant.echo}});
@@ -228,9 +269,21 @@ class Anthropic : public Provider {
             if (r.is_error) b["is_error"] = true;
             blocks.push_back(std::move(b));
           }
+          user_messages.push_back(msgs.size());
           msgs.push_back({{"role", "user"}, {"content", std::move(blocks)}});
           break;
         }
+      }
+    }
+    if (cache.enabled) {
+      // Sliding markers: the newest user message (this turn's write) and the one before (a
+      // read that survives a turn adding more than the look-back of 20 blocks). With the tools
+      // and the system prompt that makes the 4 a request may carry.
+      for (size_t k = user_messages.size() >= 2 ? user_messages.size() - 2 : 0;
+           k < user_messages.size(); ++k) {
+        json& content = msgs[user_messages[k]]["content"];
+        if (content.is_array() && !content.empty())
+          content.back()["cache_control"] = cache_marker("5m");
       }
     }
     body["messages"] = std::move(msgs);
@@ -261,12 +314,7 @@ class Anthropic : public Provider {
         t.tool_calls.push_back(std::move(c));
       }
     }
-    if (body.contains("usage") && body["usage"].is_object()) {
-      const json& u = body["usage"];
-      t.usage.input_tokens = usage_input(u);
-      t.usage.output_tokens = u.value("output_tokens", 0L);
-      t.usage.reported = true;
-    }
+    if (const json* u = object_member(body, "usage")) read_usage(*u, t.usage);
     return t;
   }
 

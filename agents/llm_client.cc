@@ -18,6 +18,10 @@ struct LlmClient::Attempt {
   std::string detail;
   bool retryable = false;
   std::optional<std::chrono::milliseconds> server_delay;
+  // What the rate limiter learns from the answer.
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string error_body;
 };
 
 std::chrono::milliseconds backoff_delay(const RetryPolicy& p, int n, double u01) {
@@ -48,6 +52,10 @@ std::optional<std::chrono::milliseconds> retry_after(const std::map<std::string,
 }
 
 namespace {
+
+// A session waits out at most this many 429s of a shared limiter per turn before the usual
+// attempts count them: a limit that never lifts still ends the session.
+constexpr int kMaxRateLimitedWaits = 50;
 
 // Seeds the retry jitter. Opening a random_device costs more than a whole streamed event, and
 // a thousand sessions each make a client: one device per thread serves them all.
@@ -107,6 +115,8 @@ asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body,
   }
 
   Attempt a;
+  a.status = static_cast<int>(resp.status);
+  a.headers = resp.headers;
   if (!resp.error_kind.empty() && resp.status == 0) {
     a.cause = resp.error_kind;
     a.detail = resp.error;
@@ -115,6 +125,7 @@ asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body,
   }
   if (resp.status < 200 || resp.status >= 300) {
     ErrorBody eb = parse_error_body(resp.body);
+    a.error_body = resp.body.substr(0, 4096);
     a.cause = "http_" + std::to_string(resp.status) + (eb.type.empty() ? "" : ":" + eb.type);
     a.detail = eb.message.empty() ? resp.error : eb.message;
     long s = resp.status;
@@ -178,19 +189,51 @@ asio::awaitable<LlmClient::Attempt> LlmClient::attempt(const std::string& body,
   co_return a;
 }
 
+// One attempt in its turn of the shared rate limiter, which then learns what the provider said.
+asio::awaitable<LlmClient::Attempt> LlmClient::limited_attempt(const std::string& body,
+                                                               const CallHooks& hooks) {
+  RateLimiter* limiter = endpoint_.limiter.get();
+  if (!limiter) co_return co_await attempt(body, hooks);
+  const long estimate = static_cast<long>(body.size() / 4 + 1);
+  if (!co_await limiter->acquire(estimate)) {
+    throw ProviderGaveUp(contract::EndReason::provider("spend_limit_reached"),
+                         "another session of this process met the provider's spend limit");
+  }
+  Attempt a = co_await attempt(body, hooks);
+  RateLimiter::Answer ans;
+  ans.status = a.status;
+  ans.headers = &a.headers;
+  ans.body = a.error_body;
+  ans.estimated_tokens = estimate;
+  if (a.turn && a.turn->usage.reported) {
+    // Anthropic does not count cache reads against the input limit; OpenAI counts the prompt.
+    long read = endpoint_.wire == "anthropic" ? a.turn->usage.cache_read_tokens.value_or(0) : 0;
+    ans.counted_tokens = a.turn->usage.input_tokens - read;
+  }
+  limiter->release(ans);
+  co_return a;
+}
+
 asio::awaitable<AssistantTurn> LlmClient::complete(const Conversation& conv,
                                                    const std::vector<ToolSpec>& tools,
                                                    const CallHooks& hooks,
                                                    std::chrono::steady_clock::time_point deadline) {
-  json body =
-      provider_->request_body(conv, tools, endpoint_.model, endpoint_.max_tokens, endpoint_.stream);
+  json body = provider_->request_body(conv, tools, endpoint_.model, endpoint_.max_tokens,
+                                      endpoint_.stream, endpoint_.cache);
   std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
-  for (int n = 0;; ++n) {
-    if (hooks.on_request) hooks.on_request(n + 1, body);
-    Attempt a = co_await attempt(text, hooks);
+  int rate_limited = 0;  // 429s the shared limiter waited out: they use no attempt
+  for (int n = 0, sent = 1;; ++n, ++sent) {
+    if (hooks.on_request) hooks.on_request(sent, body);
+    Attempt a = co_await limited_attempt(text, hooks);
     if (a.turn) co_return std::move(*a.turn);
     if (!a.retryable) throw ProviderGaveUp(contract::EndReason::provider(a.cause), a.detail);
+    if (a.status == 429 && endpoint_.limiter && rate_limited < kMaxRateLimitedWaits) {
+      ++rate_limited;
+      --n;
+      if (hooks.on_retry) hooks.on_retry(sent, a.cause + ": " + a.detail, 0);
+      continue;  // the limiter holds the next attempt back as long as the provider asked
+    }
     if (n + 1 >= retry_.max_attempts) {
       throw ProviderGaveUp(contract::EndReason::provider("retries_exhausted:" + a.cause),
                            std::to_string(n + 1) + " attempts; last: " + a.detail);
@@ -208,7 +251,7 @@ asio::awaitable<AssistantTurn> LlmClient::complete(const Conversation& conv,
       throw ProviderGaveUp(contract::EndReason::budget("wall_time"),
                            "no time left to retry after " + a.cause);
     }
-    if (hooks.on_retry) hooks.on_retry(n + 1, a.cause + ": " + a.detail, delay.count() / 1000.0);
+    if (hooks.on_retry) hooks.on_retry(sent, a.cause + ": " + a.detail, delay.count() / 1000.0);
     asio::steady_timer timer(co_await asio::this_coro::executor);
     timer.expires_after(delay);
     co_await timer.async_wait(asio::use_awaitable);

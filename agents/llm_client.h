@@ -13,6 +13,7 @@
 #include "agents/http_client.h"
 #include "agents/provider.h"
 #include "agents/provider_failure.h"
+#include "agents/rate_limiter.h"
 #include "contract/end_reason.h"
 
 namespace kd::agents {
@@ -63,6 +64,8 @@ struct Endpoint {
   std::string model;
   int max_tokens = 8192;
   bool stream = true;
+  CacheOptions cache;                    // prompt caching asked of the provider
+  std::shared_ptr<RateLimiter> limiter;  // shared by the process's sessions; null: none
 };
 
 class LlmClient {
@@ -83,6 +86,7 @@ class LlmClient {
  private:
   struct Attempt;
   boost::asio::awaitable<Attempt> attempt(const std::string& body, const CallHooks& hooks);
+  boost::asio::awaitable<Attempt> limited_attempt(const std::string& body, const CallHooks& hooks);
 
   HttpClient& http_;
   Endpoint endpoint_;

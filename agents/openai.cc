@@ -14,12 +14,26 @@ std::string str_field(const json& j, const char* key) {
   return {};
 }
 
+std::optional<long> count(const json& u, const char* key) {
+  const json* v = member(u, key);
+  if (!v || !v->is_number_integer()) return std::nullopt;
+  return v->get<long>();
+}
+
+// prompt_tokens counts the cached tokens too (the opposite of Anthropic). A server that sends no
+// cached_tokens (vLLM without --enable-prompt-tokens-details) leaves them unknown.
 void read_usage(const json& u, Usage& usage) {
   if (!u.is_object()) return;
-  if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_integer()) {
-    usage.input_tokens = u["prompt_tokens"].get<long>();
+  if (auto p = count(u, "prompt_tokens")) {
+    usage.input_tokens = *p;
     usage.reported = true;
   }
+  if (const json* d = object_member(u, "prompt_tokens_details")) {
+    if (auto c = count(*d, "cached_tokens")) usage.cache_read_tokens = *c;
+    if (auto w = count(*d, "cache_write_tokens")) usage.cache_write_5m_tokens = *w;
+  }
+  // DeepSeek reports hits in its own field.
+  if (auto h = count(u, "prompt_cache_hit_tokens")) usage.cache_read_tokens = *h;
   if (u.contains("completion_tokens") && u["completion_tokens"].is_number_integer()) {
     usage.output_tokens = u["completion_tokens"].get<long>();
     usage.reported = true;
@@ -129,7 +143,8 @@ class OpenAI : public Provider {
   }
 
   json request_body(const Conversation& conv, const std::vector<ToolSpec>& tools,
-                    const std::string& model, int max_tokens, bool stream) const override {
+                    const std::string& model, int max_tokens, bool stream,
+                    const CacheOptions& cache) const override {
     // max_tokens rather than max_completion_tokens: the compatible servers understand only it.
     json body = {{"model", model}, {"max_tokens", max_tokens}};
     json msgs = json::array();
@@ -164,6 +179,10 @@ class OpenAI : public Provider {
       body["tools"] = std::move(t);
       body["tool_choice"] = "auto";
     }
+    // The prefix is stable by construction (system, tools, then only appends); the key keeps a
+    // session's requests on the machine that holds its prefix.
+    if (cache.enabled && !cache.prompt_cache_key.empty())
+      body["prompt_cache_key"] = cache.prompt_cache_key;
     if (stream) {
       body["stream"] = true;
       body["stream_options"] = {{"include_usage", true}};

@@ -69,8 +69,8 @@ class Provider {
   // Request headers; `key` may be empty (keyless local servers).
   virtual std::vector<std::string> headers(const std::string& key) const = 0;
   virtual nlohmann::json request_body(const Conversation& conv, const std::vector<ToolSpec>& tools,
-                                      const std::string& model, int max_tokens,
-                                      bool stream) const = 0;
+                                      const std::string& model, int max_tokens, bool stream,
+                                      const CacheOptions& cache = {}) const = 0;
   // Parses a whole (non-streaming) 2xx response; throws ProtocolError.
   virtual AssistantTurn parse_response(const nlohmann::json& body) const = 0;
   virtual std::unique_ptr<StreamAssembler> stream_assembler() const = 0;

@@ -48,8 +48,9 @@ ProviderFailure classify_provider_failure(std::string cause, std::string detail)
                                                             : f.cause;
   const int status = status_of(last);
   if (contains(text, "insufficient_quota") || contains(text, "spend limit") ||
-      contains(text, "spending limit") || contains(text, "billing") ||
-      contains(text, "credit balance") || contains(text, "spend_cap")) {
+      contains(text, "spend_limit") || contains(text, "spending limit") ||
+      contains(text, "billing") || contains(text, "credit balance") ||
+      contains(text, "spend_cap")) {
     f.kind = K::SpendCap;
   } else if (status == 401 || status == 403 || contains(text, "authentication_error") ||
              contains(text, "permission_error")) {

@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "common/sha256.h"
 #include "contract/transcript_records.h"
+#include "contract/transcript_requests.h"
 
 namespace kd::agents {
 
@@ -37,7 +38,16 @@ ModelHandle open_model(const ModelConfig& config, const ProvidersPolicy& policy)
     }
   }
   h.price = policy.price(h.endpoint.model);
+  h.context_window = policy.context_window(h.endpoint.model);
+  h.prompt_cache_key = entry.prompt_cache_key;
+  // One limiter per provider, server and model: the fake servers of a test process are apart.
+  h.endpoint.limiter = shared_rate_limiter(config.provider + " " + h.endpoint.base_url,
+                                           h.endpoint.model, h.endpoint.wire);
   return h;
+}
+
+std::string static_cache_ttl(const Budgets& b) {
+  return b.max_wall_s >= 1800 && b.max_turns >= 10 ? "1h" : "5m";
 }
 
 namespace {
@@ -100,7 +110,11 @@ SessionResult recorded_result(const ResumeState& rs, const std::filesystem::path
   res.input_tokens = rs.input_tokens;
   res.output_tokens = rs.output_tokens;
   res.usage_estimated = rs.usage_estimated;
-  res.cost_usd = rs.cost_usd;
+  res.cost_microusd = rs.cost_microusd;
+  res.cost_usd = microusd_to_usd(rs.cost_microusd);
+  res.cache_read_tokens = rs.cache_read_tokens;
+  res.cache_write_tokens = rs.cache_write_tokens;
+  res.masking_steps = rs.masking_steps;
   res.transcript_head = rs.tail.head;
   return res;
 }
@@ -131,7 +145,18 @@ json resume_note(const ResumeState& rs) {
             {"dropped_calls", ids}}}};
 }
 
-json response_record(const AssistantTurn& turn, int turn_no, double cost) {
+// Known cache counts only: an absent field stays unknown when read back.
+json usage_record(const Usage& u) {
+  json j = {{"input_tokens", u.input_tokens},
+            {"output_tokens", u.output_tokens},
+            {"reported", u.reported}};
+  if (u.cache_read_tokens) j["cache_read_tokens"] = *u.cache_read_tokens;
+  if (u.cache_write_5m_tokens) j["cache_write_5m_tokens"] = *u.cache_write_5m_tokens;
+  if (u.cache_write_1h_tokens) j["cache_write_1h_tokens"] = *u.cache_write_1h_tokens;
+  return j;
+}
+
+json response_record(const AssistantTurn& turn, int turn_no, long cost) {
   json calls = json::array();
   for (const auto& c : turn.tool_calls)
     calls.push_back(call_record(c));
@@ -139,13 +164,26 @@ json response_record(const AssistantTurn& turn, int turn_no, double cost) {
           {"text", turn.text},
           {"tool_calls", calls},
           {"stop_reason", turn.stop_reason},
-          {"usage",
-           {{"input_tokens", turn.usage.input_tokens},
-            {"output_tokens", turn.usage.output_tokens},
-            {"reported", turn.usage.reported}}},
-          {"cost_usd", cost},
+          {"usage", usage_record(turn.usage)},
+          {"cost_microusd", cost},
+          {"cost_usd", microusd_to_usd(cost)},
           {"request_id", turn.request_id},
           {"echo", turn.echo}};
+}
+
+// The model's endpoint with this session's caching: the static TTL its budgets pay for, its
+// own cache routing key where the provider takes one.
+Endpoint session_endpoint(const ModelHandle& model, const SessionConfig& cfg) {
+  Endpoint ep = model.endpoint;
+  ep.cache.enabled = cfg.prompt_cache;
+  ep.cache.static_ttl = static_cache_ttl(cfg.budgets);
+  if (model.prompt_cache_key) ep.cache.prompt_cache_key = "kd-" + cfg.session_id;
+  return ep;
+}
+
+ContextPolicy context_policy(ContextPolicy p, const ModelHandle& model) {
+  if (p.window == 0) p.window = model.context_window;
+  return p;
 }
 
 ToolOutcome not_run(const std::string& why) {
@@ -170,6 +208,11 @@ class Session {
   void open_transcript(bool resuming);
   void take_up_conversation();
   bool budget_spent();
+  size_t request_size() const;
+  void keep_context_window();
+  void mask(double fraction_of_low, const std::string& why);
+  bool cost_reserved();
+  void record_request(int attempt, const json& body);
   asio::awaitable<std::optional<AssistantTurn>> ask_model();
   void record_response(AssistantTurn& turn);
   void estimate_usage(AssistantTurn& turn) const;
@@ -198,6 +241,9 @@ class Session {
   int asked_ = 0;    // assistant messages in the conversation: the next turn is asked_ + 1
   int turn_no_ = 0;  // the turn being asked, named by its request and retry records
   std::chrono::steady_clock::time_point deadline_;
+  ContextWindow context_;
+  json last_body_;  // the last request recorded (redacted): the next one records what changed
+  size_t last_body_bytes_ = 0;
 };
 
 Session::Session(SessionConfig cfg, ToolHost& host, HttpClient& http, const ModelHandle& model,
@@ -206,14 +252,10 @@ Session::Session(SessionConfig cfg, ToolHost& host, HttpClient& http, const Mode
       host_(host),
       model_(model),
       tool_pool_(tool_pool),
-      client_(http, model.endpoint, cfg_.retry, cfg_.timeouts) {
+      client_(http, session_endpoint(model, cfg_), cfg_.retry, cfg_.timeouts),
+      context_(context_policy(cfg_.context, model), model.endpoint.max_tokens) {
   hooks_.on_text = cfg_.on_text;
-  hooks_.on_request = [this](int attempt, const json& body) {
-    tw_->append(records::kRequest, {{"turn", turn_no_},
-                                    {"attempt", attempt},
-                                    {"provider", model_.endpoint.wire},
-                                    {"body", body}});
-  };
+  hooks_.on_request = [this](int attempt, const json& body) { record_request(attempt, body); };
   hooks_.on_retry = [this](int attempt, const std::string& cause, double delay_s) {
     tw_->append(records::kNote, {{"text", "attempt " + std::to_string(attempt) + " of turn " +
                                               std::to_string(turn_no_) + " failed (" + cause +
@@ -226,6 +268,8 @@ asio::awaitable<SessionResult> Session::run() {
   if (!start_or_resume()) co_return recorded_result(resumed_, cfg_.transcript_dir);
   while (!ended_) {
     if (budget_spent()) break;
+    keep_context_window();
+    if (!cost_reserved()) break;
     std::optional<AssistantTurn> turn = co_await ask_model();
     if (!turn) break;  // the provider gave up
     record_response(*turn);
@@ -297,7 +341,11 @@ void Session::take_up_conversation() {
   res_.tool_calls = resumed_.tool_calls;
   res_.input_tokens = resumed_.input_tokens;
   res_.output_tokens = resumed_.output_tokens;
-  res_.cost_usd = resumed_.cost_usd;
+  res_.cost_microusd = resumed_.cost_microusd;
+  res_.cost_usd = microusd_to_usd(resumed_.cost_microusd);
+  res_.cache_read_tokens = resumed_.cache_read_tokens;
+  res_.cache_write_tokens = resumed_.cache_write_tokens;
+  res_.masking_steps = resumed_.masking_steps;
   res_.usage_estimated = resumed_.usage_estimated;
   nudges_ = resumed_.nudges;
 }
@@ -318,14 +366,94 @@ bool Session::budget_spent() {
 // reason).
 asio::awaitable<std::optional<AssistantTurn>> Session::ask_model() {
   turn_no_ = asked_ + 1;
-  try {
-    co_return co_await client_.complete(conv_, cfg_.tools, hooks_, deadline_);
-  } catch (const ProviderGaveUp& e) {
-    tw_->append(records::kNote, {{"text", e.what()}});
-    res_.provider_failure = e.failure();
-    end_with(e.reason());
+  for (int overflow = 0;; ++overflow) {
+    std::optional<contract::EndReason> gave_up;
+    std::optional<ProviderFailure> failure;
+    std::string what;
+    try {
+      co_return co_await client_.complete(conv_, cfg_.tools, hooks_, deadline_);
+    } catch (const ProviderGaveUp& e) {
+      gave_up = e.reason();
+      failure = e.failure();
+      what = e.what();
+    }
+    tw_->append(records::kNote, {{"text", what}});
+    // The estimate was wrong: mask deeper and ask once more; a second refusal ends the session.
+    if (is_context_overflow(to_string(*gave_up), what)) {
+      ++res_.overflow_errors;
+      if (overflow == 0) {
+        mask(0.6, "the provider said the prompt is too long");
+        continue;
+      }
+    }
+    res_.provider_failure = failure;  // only the give-up that ends the session counts
+    end_with(*gave_up);
+    co_return std::nullopt;
   }
-  co_return std::nullopt;
+}
+
+// The size of the next request as the provider will get it.
+size_t Session::request_size() const {
+  const Endpoint& ep = client_.endpoint();
+  return contract::transcript::request_bytes(
+             client_.provider().request_body(conv_, cfg_.tools, ep.model, ep.max_tokens, ep.stream,
+                                             ep.cache))
+      .size();
+}
+
+void Session::keep_context_window() {
+  if (context_.policy().window <= 0) return;
+  if (context_.over_high_water(request_size()))
+    mask(1, "the next request passes the high-water mark");
+}
+
+// One masking step: old outputs become stubs in the conversation, and a note names them so that
+// a resume masks the same ones.
+void Session::mask(double fraction_of_low, const std::string& why) {
+  size_t before = request_size();
+  std::vector<const ToolResult*> masked = context_.mask(conv_, before, fraction_of_low);
+  if (masked.empty()) return;
+  ++res_.masking_steps;
+  json ids = json::array();
+  for (const ToolResult* r : masked)
+    ids.push_back({{"id", r->tool_call_id}, {"seq", r->record_seq}});
+  size_t after = request_size();
+  tw_->append(records::kNote,
+              {{"text", "masked " + std::to_string(masked.size()) + " old tool outputs (" + why +
+                            "): about " + std::to_string(context_.estimate(before)) + " -> " +
+                            std::to_string(context_.estimate(after)) + " tokens"},
+               {"masked", ids}});
+}
+
+// The budget must hold the worst the next call can cost before it is made, so it is never
+// overshot by a whole call.
+bool Session::cost_reserved() {
+  const Budgets& b = cfg_.budgets;
+  if (b.max_cost_usd <= 0 || !model_.price) return true;
+  const long budget = static_cast<long>(b.max_cost_usd * 1e6);
+  const long worst = worst_case_microusd(*model_.price, context_.estimate(request_size()),
+                                         client_.endpoint().max_tokens);
+  if (res_.cost_microusd + worst <= budget) return true;
+  tw_->append(
+      records::kNote,
+      {{"text", "the next call could cost up to " + std::to_string(worst) + " micro-dollars; " +
+                    std::to_string(budget - res_.cost_microusd) + " are left of the cost budget"}});
+  end_with(EndReason::budget("cost"));
+  return false;
+}
+
+// A linear request record: what changed since the last request recorded, and the digest of the
+// whole body (contract/transcript_requests.h).
+void Session::record_request(int attempt, const json& body) {
+  json redacted = body;
+  tw_->redact(redacted);
+  json data = contract::transcript::request_delta(last_body_, redacted);
+  data["turn"] = turn_no_;
+  data["attempt"] = attempt;
+  data["provider"] = model_.endpoint.wire;
+  last_body_bytes_ = contract::transcript::request_bytes(body).size();
+  last_body_ = std::move(redacted);
+  tw_->append(records::kRequest, std::move(data));
 }
 
 // Counts the turn (estimating usage the provider did not report), records it and adds it to
@@ -334,11 +462,15 @@ void Session::record_response(AssistantTurn& turn) {
   ++res_.turns;
   ++asked_;
   if (!turn.usage.reported) estimate_usage(turn);
-  double cost =
-      model_.price ? cost_usd(*model_.price, turn.usage.input_tokens, turn.usage.output_tokens) : 0;
+  if (turn.usage.reported) context_.calibrate(last_body_bytes_, turn.usage.input_tokens);
+  long cost = model_.price ? cost_microusd(*model_.price, turn.usage) : 0;
   res_.input_tokens += turn.usage.input_tokens;
   res_.output_tokens += turn.usage.output_tokens;
-  res_.cost_usd += cost;
+  res_.cache_read_tokens += turn.usage.cache_read_tokens.value_or(0);
+  res_.cache_write_tokens +=
+      turn.usage.cache_write_5m_tokens.value_or(0) + turn.usage.cache_write_1h_tokens.value_or(0);
+  res_.cost_microusd += cost;
+  res_.cost_usd = microusd_to_usd(res_.cost_microusd);
   tw_->append(records::kResponse, response_record(turn, turn_no_, cost));
   conv_.messages.push_back({Message::Kind::assistant, {}, turn, {}});
 }
@@ -349,7 +481,7 @@ void Session::estimate_usage(AssistantTurn& turn) const {
     out += c.input_raw.size();
   const Endpoint& ep = model_.endpoint;
   size_t in = client_.provider()
-                  .request_body(conv_, cfg_.tools, ep.model, ep.max_tokens, false)
+                  .request_body(conv_, cfg_.tools, ep.model, ep.max_tokens, false, ep.cache)
                   .dump()
                   .size();
   turn.usage.input_tokens = estimate_tokens(in);
@@ -362,8 +494,9 @@ asio::awaitable<void> Session::run_calls(const AssistantTurn& turn) {
   for (const ToolCall& call : turn.tool_calls) {
     tw_->append(records::kToolCall, call_record(call));
     ToolOutcome out = co_await run_call(call);
+    long seq = static_cast<long>(tw_->records());
     record_result(call, out);
-    results.results.push_back({call.id, call.name, out.content, out.is_error});
+    results.results.push_back({call.id, call.name, out.content, out.is_error, seq, false});
   }
   conv_.messages.push_back(std::move(results));
 }
@@ -452,6 +585,7 @@ asio::awaitable<SessionResult> Session::end() {
                               {"turns", res_.turns},
                               {"input_tokens", res_.input_tokens},
                               {"output_tokens", res_.output_tokens},
+                              {"cost_microusd", res_.cost_microusd},
                               {"cost_usd", res_.cost_usd}});
   co_await durable();
   res_.transcript_head = tw_->head();

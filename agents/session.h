@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agents/asio.h"
+#include "agents/context_window.h"
 #include "agents/fake/server.h"
 #include "agents/finish.h"
 #include "agents/llm_client.h"
@@ -27,9 +28,11 @@ namespace kd::agents {
 // A model ready to be called: its endpoint, its price, and the in-process fake server when the
 // provider is `fake` (the server lives as long as the handle).
 struct ModelHandle {
-  Endpoint endpoint;
+  Endpoint endpoint;  // with the process's rate limiter for this provider and model
   std::string provider;
   std::optional<Price> price;
+  long context_window = 0;        // tokens; 0: unknown
+  bool prompt_cache_key = false;  // the provider takes a per-session prompt_cache_key
   std::shared_ptr<FakeServer> fake;
 };
 
@@ -56,7 +59,9 @@ struct SessionConfig {
   FinishContext finish;                              // candidate plan ids and the checks of finish
   RetryPolicy retry;
   Timeouts timeouts;
-  int max_nudges = 2;  // turns without tool calls answered with a reminder before giving up
+  int max_nudges = 2;        // turns without tool calls answered with a reminder before giving up
+  bool prompt_cache = true;  // cache markers (Anthropic) and a prompt_cache_key (OpenAI)
+  ContextPolicy context;     // window 0: the model's window from the providers policy
   // Streamed assistant text as it arrives (supervised sessions show it to the person).
   std::function<void(std::string_view)> on_text;
   // Continue the session whose transcript is in transcript_dir (after a crash): the transcript
@@ -68,6 +73,11 @@ struct SessionConfig {
   bool resume = false;
   TurnCallback on_turn;
 };
+
+// The TTL of the tools and system prompt markers: an hour when the session may run long enough
+// for a pause over five minutes (a chip run, a rate-limit wait), which would otherwise rewrite
+// the whole prefix; five minutes for short sessions, whose 1.25x write is cheaper than 2x.
+std::string static_cache_ttl(const Budgets& b);
 
 // Runs the session to its end. Throws kd::Error only for problems of the caller's making
 // (transcript directory unusable or its writes failing, cost budget without a price, a resume

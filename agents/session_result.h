@@ -21,7 +21,12 @@ struct SessionResult {
   long input_tokens = 0;
   long output_tokens = 0;
   bool usage_estimated = false;  // some turn carried no provider-reported usage
-  double cost_usd = 0;
+  long cost_microusd = 0;        // the sum of the turns' costs, each rounded up
+  double cost_usd = 0;           // the same in dollars, for reports
+  long cache_read_tokens = 0;    // of input_tokens, as the provider reported them
+  long cache_write_tokens = 0;
+  int masking_steps = 0;    // times old tool outputs were masked to keep the context window
+  int overflow_errors = 0;  // "prompt is too long" answers (each retried once after masking)
   std::string transcript_head;
   // Set when the provider ended the session: the session is then an error, not a result.
   std::optional<ProviderFailure> provider_failure;

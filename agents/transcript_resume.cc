@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
 #include <set>
 
+#include "agents/context_window.h"
 #include "common/agent_file.h"
 #include "common/errors.h"
 #include "common/files.h"
@@ -40,6 +42,7 @@ class Rebuilder {
   void record(const json& rec) {
     const std::string type = rec.at("type").get<std::string>();
     const json& d = rec.at("data");
+    seq_ = rec.at("seq").get<long>();
     double ts = parse_ts(rec.at("ts").get<std::string>());
     if (type == records::kHeader) {
       st_.header = d;
@@ -55,6 +58,7 @@ class Rebuilder {
         st_.nudges = d.at("nudge").get<int>();
         st_.messages.push_back({Message::Kind::user, d.at("message").get<std::string>(), {}, {}});
       }
+      if (d.contains("masked")) masked(d.at("masked"));
       if (d.contains("resumed")) {
         // The turn a previous crash left half done was dropped then; this process's time
         // starts here.
@@ -100,6 +104,12 @@ class Rebuilder {
     t.usage.input_tokens = u.at("input_tokens").get<long>();
     t.usage.output_tokens = u.at("output_tokens").get<long>();
     t.usage.reported = u.at("reported").get<bool>();
+    if (u.contains("cache_read_tokens"))
+      t.usage.cache_read_tokens = u["cache_read_tokens"].get<long>();
+    if (u.contains("cache_write_5m_tokens"))
+      t.usage.cache_write_5m_tokens = u["cache_write_5m_tokens"].get<long>();
+    if (u.contains("cache_write_1h_tokens"))
+      t.usage.cache_write_1h_tokens = u["cache_write_1h_tokens"].get<long>();
     for (const auto& c : d.at("tool_calls")) {
       ToolCall call;
       call.id = c.at("id").get<std::string>();
@@ -112,7 +122,13 @@ class Rebuilder {
     ++st_.turns;
     st_.input_tokens += t.usage.input_tokens;
     st_.output_tokens += t.usage.output_tokens;
-    st_.cost_usd += d.at("cost_usd").get<double>();
+    // Transcripts before integer costs carry dollars only.
+    st_.cost_microusd += d.contains("cost_microusd")
+                             ? d["cost_microusd"].get<long>()
+                             : static_cast<long>(d.at("cost_usd").get<double>() * 1e6 + 0.5);
+    st_.cache_read_tokens += t.usage.cache_read_tokens.value_or(0);
+    st_.cache_write_tokens +=
+        t.usage.cache_write_5m_tokens.value_or(0) + t.usage.cache_write_1h_tokens.value_or(0);
     if (!t.usage.reported) st_.usage_estimated = true;
     pending_.reset();  // a response after a half-done turn: that turn was asked again
     if (t.tool_calls.empty()) {
@@ -142,7 +158,7 @@ class Rebuilder {
 
   void tool_result(const json& d) {
     const ToolCall& c = expected_call(d.at("id").get<std::string>(), records::kToolResult);
-    ToolResult r{c.id, c.name, content(d), d.at("is_error").get<bool>()};
+    ToolResult r{c.id, c.name, content(d), d.at("is_error").get<bool>(), seq_, false};
     if (d.value("not_run", false)) --st_.tool_calls;
     bool accepted_finish = c.name == "finish" && !r.is_error && !d.value("not_run", false);
     if (accepted_finish) st_.finish = c.input;
@@ -168,9 +184,32 @@ class Rebuilder {
     return bytes;
   }
 
+  // A masking step: the named outputs of kept turns become their stubs again.
+  void masked(const json& list) {
+    ++st_.masking_steps;
+    std::map<std::string, long> ids;
+    for (const auto& m : list)
+      ids[m.at("id").get<std::string>()] = m.at("seq").get<long>();
+    for (Message& m : st_.messages) {
+      if (m.kind != Message::Kind::tool_results) continue;
+      for (ToolResult& r : m.results) {
+        auto it = ids.find(r.tool_call_id);
+        if (it == ids.end() || r.masked) continue;
+        if (it->second != r.record_seq) {
+          throw Error("masking note names " + quote(r.tool_call_id) + " at record " +
+                      std::to_string(it->second) + "; its result is record " +
+                      std::to_string(r.record_seq));
+        }
+        r.content = mask_stub(r.name, r.record_seq);
+        r.masked = true;
+      }
+    }
+  }
+
   fs::path dir_;
   ResumeState& st_;
   std::optional<Pending> pending_;
+  long seq_ = 0;
   double segment_start_ = 0, last_ts_ = 0;
 };
 

@@ -1,7 +1,8 @@
 // Rebuilding a session from its transcript after a crash (docs/dispatcher.md): the chain is
 // verified, a torn last line is set aside to be cut, the conversation is taken up to the last
 // complete turn, and the session's counters are summed over every record, so a resumed session goes
-// on with the same budgets and never pays for a turn twice.
+// on with the same budgets and never pays for a turn twice. Tool outputs a masking note named
+// are masked again, so the rebuilt conversation is the one the model last saw.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,10 @@ struct ResumeState {
   int tool_calls = 0;
   long input_tokens = 0;
   long output_tokens = 0;
-  double cost_usd = 0;
+  long cost_microusd = 0;
+  long cache_read_tokens = 0;
+  long cache_write_tokens = 0;
+  int masking_steps = 0;
   bool usage_estimated = false;
   int nudges = 0;
   double active_s = 0;  // wall time of the session's processes, from the records' timestamps

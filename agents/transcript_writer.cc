@@ -300,6 +300,7 @@ std::string TranscriptWriter::append(const std::string& type, nlohmann::json dat
   redact(data);
   store_large(data, "content");
   store_large(data, "body");
+  store_large(data, "append");
   // Tool output may hold invalid UTF-8; it is replaced (U+FFFD) rather than failing the record.
   contract::ChainRecord r{seq_,
                           head_,

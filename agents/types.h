@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,14 @@ struct ToolCall {
   bool input_is_json = true;
 };
 
+// What a turn consumed. A cache count the provider did not send is unknown (nullopt), never 0:
+// a server that does not report caching may still cache.
 struct Usage {
-  long input_tokens = 0;  // includes cache creation/read tokens where the provider splits them
+  long input_tokens = 0;  // the whole prompt: uncached + cache writes + cache reads
   long output_tokens = 0;
+  std::optional<long> cache_read_tokens;
+  std::optional<long> cache_write_5m_tokens;  // OpenAI's writes (one short TTL) count here
+  std::optional<long> cache_write_1h_tokens;
   bool reported = false;  // false: the provider sent no usage; counts are estimates
 };
 
@@ -47,6 +53,8 @@ struct ToolResult {
   std::string name;
   std::string content;
   bool is_error = false;
+  long record_seq = -1;  // the transcript record holding the content (masking names it)
+  bool masked = false;   // content is the one-line stub that replaced the output
 };
 
 // One entry of the history. A user message holds text; an assistant message a turn; a tool
@@ -62,6 +70,16 @@ struct Message {
 struct Conversation {
   std::string system;
   std::vector<Message> messages;
+};
+
+// How a request asks the provider to cache (docs/agents.md "Prompt caching"). Anthropic: the
+// tools and the system prompt are marked with `static_ttl`, the last block of the previous and
+// of the newest user message with 5m (at most 4 markers). OpenAI caches by itself; a
+// `prompt_cache_key` keeps one session's requests on the same cache where the server takes it.
+struct CacheOptions {
+  bool enabled = false;
+  std::string static_ttl = "5m";  // 5m | 1h
+  std::string prompt_cache_key;   // empty: not sent
 };
 
 }  // namespace kd::agents

@@ -2,18 +2,66 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/agent_file.h"
+#include "common/errors.h"
 #include "common/exit_codes.h"
+#include "common/sha256.h"
 #include "contract/transcript_chain.h"
+#include "contract/transcript_records.h"
+#include "contract/transcript_requests.h"
 #include "report/terminal.h"
 #include "report/transcript_view.h"
 
 namespace kd::cli {
 namespace {
 
-// kdispatch transcript verify FILE: 0 when the chain is intact and ends with an end record.
+// A request body is a conversation; a blob holds one large tool output or request.
+constexpr std::uint64_t kMaxBlobBytes = 256ull << 20;
+
+struct Replay {
+  std::uint64_t requests = 0;
+  std::uint64_t broken_line = 0;  // 0: every request rebuilt
+  std::string reason;
+};
+
+// Rebuilds every request body from the linear request records and checks each against its
+// recorded digest (contract/transcript_requests.h).
+Replay replay_requests(const std::filesystem::path& path) {
+  Replay out;
+  std::ifstream in(path);
+  const std::filesystem::path blobs = path.parent_path() / "blobs";
+  contract::transcript::RequestRebuilder rebuild([&](const std::string& digest) {
+    const std::filesystem::path blob = blobs / digest;
+    // Beneath the transcript's own blobs folder: no link, no special file, a bounded size.
+    std::string bytes = read_agent_file(blobs, digest, kMaxBlobBytes);
+    if (sha256_hex(bytes) != digest)
+      throw Error("blob " + quote(blob.string()) + " does not match its digest");
+    return bytes;
+  });
+  std::string line;
+  for (std::uint64_t n = 1; std::getline(in, line); ++n) {
+    nlohmann::json rec = nlohmann::json::parse(line, nullptr, false);
+    if (!rec.is_object() || rec.value("type", "") != contract::transcript::kRequest) continue;
+    try {
+      rebuild.apply(rec.at("data"));
+      ++out.requests;
+    } catch (const std::exception& e) {
+      out.broken_line = n;
+      out.reason = std::string("request not reconstructible: ") + e.what();
+      return out;
+    }
+  }
+  return out;
+}
+
+// kdispatch transcript verify FILE: 0 when the chain is intact, ends with an end record, and
+// every request body can be rebuilt from the records and matches its digest.
 int verify(const std::string& file) {
   contract::ChainReport r = contract::verify_chain_file(file);
   if (!r.ok) {
@@ -21,8 +69,15 @@ int verify(const std::string& file) {
                 static_cast<unsigned long long>(r.broken_line), r.reason.c_str());
     return kExitRefused;
   }
-  std::printf("OK %s: %llu records, head %s\n", file.c_str(),
-              static_cast<unsigned long long>(r.lines), r.head.c_str());
+  Replay rp = replay_requests(file);
+  if (rp.broken_line) {
+    std::printf("BROKEN %s line %llu: %s\n", file.c_str(),
+                static_cast<unsigned long long>(rp.broken_line), rp.reason.c_str());
+    return kExitRefused;
+  }
+  std::printf("OK %s: %llu records, %llu requests rebuilt, head %s\n", file.c_str(),
+              static_cast<unsigned long long>(r.lines),
+              static_cast<unsigned long long>(rp.requests), r.head.c_str());
   return kExitOk;
 }
 

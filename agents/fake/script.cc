@@ -162,8 +162,22 @@ FakeScript FakeScript::parse(std::string_view text, const std::string& source) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(source + ": not a JSON object");
   JsonObjectReader r(j, source);
-  only_fields(r, {"model", "chunk_bytes", "pace_ms", "turns", "comment"});
+  only_fields(r, {"model", "chunk_bytes", "pace_ms", "turns", "comment", "emulate"});
   FakeScript s;
+  if (r.has("emulate")) {
+    if (!r.at("emulate").is_object()) r.error("\"emulate\" must be an object");
+    JsonObjectReader e(r.at("emulate"), source + ": emulate");
+    only_fields(e, {"cache", "cache_min_tokens", "context_window", "requests_per_s", "burst",
+                    "input_tokens_per_s", "count_tokens"});
+    FakeEmulation& m = s.emulate;
+    m.cache = field_or(e, "cache", kBoolean, m.cache);
+    m.count_tokens = field_or(e, "count_tokens", kBoolean, m.count_tokens);
+    m.cache_min_tokens = field_or(e, "cache_min_tokens", kCount, m.cache_min_tokens);
+    m.context_window = field_or(e, "context_window", kCount, m.context_window);
+    m.requests_per_s = field_or(e, "requests_per_s", kAmount, m.requests_per_s);
+    m.burst = field_or(e, "burst", kCount, m.burst);
+    m.input_tokens_per_s = field_or(e, "input_tokens_per_s", kAmount, m.input_tokens_per_s);
+  }
   s.model = field_or(r, "model", kString, s.model);
   s.chunk_bytes = field_or(r, "chunk_bytes", kCount, s.chunk_bytes);
   s.pace_ms = field_or(r, "pace_ms", kAmount, s.pace_ms);

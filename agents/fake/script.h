@@ -46,8 +46,24 @@ struct FakeTurn {
   std::vector<FakeFault> faults;  // fault i applies to attempt i of this turn
 };
 
+// What the server emulates beyond the script (docs/fake-llm.md "Emulation"). With any of it on,
+// usage counts the request's tokens (ceil(bytes / 4) per block) instead of the turn's figures.
+struct FakeEmulation {
+  bool cache = false;             // Anthropic's prefix cache, OpenAI's automatic caching
+  long cache_min_tokens = 1024;   // shorter prefixes are silently not cached
+  long context_window = 0;        // > 0: a longer prompt gets the wire's 400
+  double requests_per_s = 0;      // > 0: a request bucket refilled at this rate
+  long burst = 0;                 // its capacity (default: one second's worth)
+  double input_tokens_per_s = 0;  // > 0: an input-token bucket (capacity: a minute's worth)
+  bool count_tokens = false;      // count without caching (the baseline of a cost comparison)
+  bool counts_tokens() const {
+    return count_tokens || cache || context_window > 0 || input_tokens_per_s > 0;
+  }
+};
+
 struct FakeScript {
   std::string model = "fake-author";
+  FakeEmulation emulate;
   size_t chunk_bytes = 0;  // >0: every SSE write is split into pieces of this many bytes
   double pace_ms = 0;      // delay between SSE events
   std::vector<FakeTurn> turns;

@@ -128,15 +128,15 @@ Plan status_fault(const fake::Wire& wire, const FakeFault& f) {
 }
 
 // A whole (not streamed) response; a fault meant for a stream breaks it the nearest way.
-Plan whole_reply(const fake::Wire& wire, const Answer& a) {
+Plan whole_reply(const fake::Wire& wire, const Answer& a, std::vector<std::string> extra) {
   const FakeFault* f = a.fault;
-  const std::string rid = wire.request_id_header();
+  extra.push_back(wire.request_id_header());
   if (f && f->kind == FaultKind::ErrorEvent) {
-    return whole(529, wire.error_body(wire.default_error_type(529), "Overloaded"), {rid});
+    return whole(529, wire.error_body(wire.default_error_type(529), "Overloaded"), extra);
   }
   std::string body = wire.whole_body(a.reply);
   if (f && f->kind == FaultKind::MalformedJson) body.resize(body.size() / 2);
-  Plan p = whole(200, body, {rid});
+  Plan p = whole(200, body, extra);
   if (f && f->kind == FaultKind::Truncate) {
     // The head promises the whole body; only half is sent before the close.
     p.writes[0].resize(p.writes[0].size() - body.size() / 2);
@@ -170,14 +170,17 @@ bool inject(const FakeFault& f, const fake::Wire& wire, Plan& p) {
   return true;
 }
 
-Plan streamed(const fake::Wire& wire, const Answer& a, const json& request, bool paced) {
+Plan streamed(const fake::Wire& wire, const Answer& a, const json& request, bool paced,
+              const std::vector<std::string>& extra) {
   std::vector<std::string> events = wire.events(a.reply, request);
   Plan p;
   p.paced = paced;
-  p.writes.push_back(
+  std::string head =
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: "
-      "no-cache\r\nConnection: close\r\n" +
-      wire.request_id_header() + "\r\n\r\n");
+      "no-cache\r\nConnection: close\r\n";
+  for (const auto& h : extra)
+    head += h + "\r\n";
+  p.writes.push_back(head + wire.request_id_header() + "\r\n\r\n");
   for (size_t i = 0; i < events.size(); ++i) {
     if (a.fault && static_cast<int>(i) == a.fault->after_events && !inject(*a.fault, wire, p))
       return p;
@@ -229,6 +232,9 @@ struct FakeServer::Impl {
   Plan plan(const Request& req);
   Route route(const Request& req);
   Answer resolve_turn(const Route& r) const;
+  std::optional<Plan> admit(const Route& r, std::vector<std::string>& extra);
+  std::optional<fake::Billed> bill(const Route& r, const Answer& a);
+  fake::Clock::time_point now() const { return fake::Clock::now() + clock_offset; }
 
   FakeScript script;
   // A client has this long to send its whole request; one that sends nothing, or stops
@@ -241,6 +247,11 @@ struct FakeServer::Impl {
   std::map<std::string, int> attempts;  // sha256 of the request body -> attempts so far
   std::vector<Seen> seen;
   size_t answered = 0;  // requests given a scripted turn without an injected fault
+  // Emulation state, guarded by mu.
+  fake::PromptCache cache;
+  std::optional<fake::RateBuckets> buckets;
+  fake::Clock::duration clock_offset{};
+  Billing billing;
 };
 
 asio::awaitable<void> FakeServer::Impl::accept_loop() {
@@ -328,9 +339,17 @@ Plan FakeServer::Impl::plan(const Request& req) {
                  {});
   }
   if (r.body.is_null()) return refusal(*r.wire, "request body is not JSON with a messages array");
+  std::vector<std::string> extra;
+  if (auto refused = admit(r, extra)) return *refused;
   std::optional<Answer> a;
   try {
     a.emplace(resolve_turn(r));
+  } catch (const Error& e) {
+    return refusal(*r.wire, e.what());
+  }
+  if (a->fault && a->fault->kind == FaultKind::Status) return status_fault(*r.wire, *a->fault);
+  try {
+    a->reply.billed = bill(r, *a);
   } catch (const Error& e) {
     return refusal(*r.wire, e.what());
   }
@@ -338,9 +357,83 @@ Plan FakeServer::Impl::plan(const Request& req) {
     std::lock_guard l(mu);
     ++answered;
   }
-  if (a->fault && a->fault->kind == FaultKind::Status) return status_fault(*r.wire, *a->fault);
-  if (!r.body.value("stream", false)) return whole_reply(*r.wire, *a);
-  return streamed(*r.wire, *a, r.body, script.pace_ms > 0);
+  if (!r.body.value("stream", false)) return whole_reply(*r.wire, *a, extra);
+  return streamed(*r.wire, *a, r.body, script.pace_ms > 0, extra);
+}
+
+// The rate-limit buckets and the context window: a refusal (429, 400) or nothing, with the
+// rate-limit headers every answer carries in `extra`.
+std::optional<Plan> FakeServer::Impl::admit(const Route& r, std::vector<std::string>& extra) {
+  const FakeEmulation& em = script.emulate;
+  const bool anthropic = r.wire->name() == "anthropic";
+  std::lock_guard l(mu);
+  const auto t = now();
+  long tokens = 0;
+  if (em.counts_tokens()) {
+    FakeEmulation count_only = em;
+    count_only.cache = false;  // counting leaves the cache as it is
+    tokens =
+        (anthropic ? cache.anthropic(r.body, t, count_only) : cache.openai(r.body, t, count_only))
+            .billed.input_tokens;
+  }
+  if (buckets) {
+    fake::RateBuckets::Verdict v =
+        buckets->take(r.wire->name(), tokens, t, std::chrono::system_clock::now() + clock_offset);
+    extra = v.headers;
+    if (v.limited) {
+      ++billing.rate_limited;
+      billing.rate_limited_at_s.push_back(
+          std::chrono::duration<double>(fake::Clock::now().time_since_epoch()).count());
+      std::vector<std::string> h = extra;
+      h.push_back(r.wire->request_id_header());
+      return whole(
+          429,
+          r.wire->error_body(r.wire->default_error_type(429),
+                             "rate limited: retry after " + std::to_string(v.retry_after_s) + " s"),
+          h);
+    }
+  }
+  if (em.context_window > 0 && tokens > em.context_window) {
+    ++billing.overflows;
+    std::vector<std::string> h = extra;
+    h.push_back(r.wire->request_id_header());
+    const std::string n = std::to_string(tokens), w = std::to_string(em.context_window);
+    return whole(
+        400,
+        anthropic ? r.wire->error_body("invalid_request_error",
+                                       "prompt is too long: " + n + " tokens > " + w + " maximum")
+                  : r.wire->error_body("context_length_exceeded",
+                                       "This model's maximum context length is " + w +
+                                           " tokens. However, your messages resulted in " + n +
+                                           " tokens."),
+        h);
+  }
+  return std::nullopt;
+}
+
+// The prompt as billed (reads and writes of the cache) when emulating; the totals of answered
+// turns. Throws kd::Error for markers the provider would refuse.
+std::optional<fake::Billed> FakeServer::Impl::bill(const Route& r, const Answer& a) {
+  const FakeEmulation& em = script.emulate;
+  std::lock_guard l(mu);
+  std::optional<fake::Billed> b;
+  const bool anthropic = r.wire->name() == "anthropic";
+  // Markers are checked whatever is emulated: a real server refuses bad ones.
+  fake::PromptCache::Outcome o =
+      anthropic ? cache.anthropic(r.body, now(), em) : cache.openai(r.body, now(), em);
+  if (!o.error.empty()) throw Error(o.error);
+  if (em.counts_tokens()) b = o.billed;
+  if (!a.fault) {
+    ++billing.requests;
+    billing.input_tokens += b ? b->input_tokens : a.reply.turn.input_tokens;
+    if (b) {
+      billing.cache_read += b->cache_read;
+      billing.cache_write_5m += b->cache_write_5m;
+      billing.cache_write_1h += b->cache_write_1h;
+    }
+    billing.output_tokens += a.reply.turn.output_tokens;
+  }
+  return b;
 }
 
 // Records the request as seen, with its attempt when it is a conversation.
@@ -376,7 +469,7 @@ Answer FakeServer::Impl::resolve_turn(const Route& r) const {
                 " turns; this request asks for turn " + std::to_string(r.turn + 1));
   }
   const FakeTurn& t = script.turns[r.turn];
-  Answer a{fake::Reply{t, r.turn, script.model, {}, {}, {}},
+  Answer a{fake::Reply{t, r.turn, script.model, {}, {}, {}, {}},
            r.attempt < static_cast<int>(t.faults.size()) ? &t.faults[r.attempt] : nullptr};
   fake::Reply& reply = a.reply;
   try {
@@ -401,6 +494,8 @@ Answer FakeServer::Impl::resolve_turn(const Route& r) const {
 FakeServer::FakeServer(FakeScript script, const std::string& listen, int threads,
                        std::chrono::milliseconds read_deadline)
     : impl_(std::make_shared<Impl>(std::move(script), read_deadline)) {
+  if (impl_->script.emulate.requests_per_s > 0 || impl_->script.emulate.input_tokens_per_s > 0)
+    impl_->buckets.emplace(impl_->script.emulate);
   tcp::endpoint ep = loopback_endpoint(listen);
   boost::system::error_code ec;
   auto& a = impl_->acceptor;
@@ -431,6 +526,16 @@ unsigned short FakeServer::port() const {
 size_t FakeServer::answered() const {
   std::lock_guard l(impl_->mu);
   return impl_->answered;
+}
+
+FakeServer::Billing FakeServer::billing() const {
+  std::lock_guard l(impl_->mu);
+  return impl_->billing;
+}
+
+void FakeServer::advance_clock(std::chrono::milliseconds by) {
+  std::lock_guard l(impl_->mu);
+  impl_->clock_offset += by;
 }
 
 std::vector<FakeServer::Seen> FakeServer::requests() const {

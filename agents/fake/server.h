@@ -42,6 +42,20 @@ class FakeServer {
   // Requests answered with a scripted turn and no injected fault (the turns a client paid for).
   size_t answered() const;
 
+  // What the server billed and refused (docs/fake-llm.md "Emulation").
+  struct Billing {
+    long requests = 0;      // answered without a fault
+    long input_tokens = 0;  // whole prompts: uncached + writes + reads
+    long cache_read = 0, cache_write_5m = 0, cache_write_1h = 0;
+    long output_tokens = 0;
+    long rate_limited = 0;                  // 429 answers of the buckets
+    long overflows = 0;                     // 400 answers of the context window
+    std::vector<double> rate_limited_at_s;  // steady-clock seconds of each 429
+  };
+  Billing billing() const;
+  // Moves the emulation's clock (cache lifetimes, buckets) forward, as if time had passed.
+  void advance_clock(std::chrono::milliseconds by);
+
  private:
   struct Impl;
   std::shared_ptr<Impl> impl_;

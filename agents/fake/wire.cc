@@ -96,7 +96,7 @@ class AnthropicWire : public Wire {
                 {"content", content},
                 {"stop_reason", stop_reason(r)},
                 {"stop_sequence", nullptr},
-                {"usage", usage(r.turn, r.turn.output_tokens)}}
+                {"usage", usage(r, r.turn.output_tokens)}}
         .dump();
   }
 
@@ -122,10 +122,21 @@ class AnthropicWire : public Wire {
   }
 
  private:
-  static json usage(const FakeTurn& t, long output_tokens) {
-    return {{"input_tokens", t.input_tokens},
-            {"cache_creation_input_tokens", 0},
-            {"cache_read_input_tokens", 0},
+  // input_tokens is what follows the read and the writes.
+  static json usage(const Reply& r, long output_tokens) {
+    if (!r.billed) {
+      return {{"input_tokens", r.turn.input_tokens},
+              {"cache_creation_input_tokens", 0},
+              {"cache_read_input_tokens", 0},
+              {"output_tokens", output_tokens}};
+    }
+    const Billed& b = *r.billed;
+    return {{"input_tokens", b.input_tokens - b.cache_read - b.cache_write_5m - b.cache_write_1h},
+            {"cache_creation_input_tokens", b.cache_write_5m + b.cache_write_1h},
+            {"cache_creation",
+             {{"ephemeral_5m_input_tokens", b.cache_write_5m},
+              {"ephemeral_1h_input_tokens", b.cache_write_1h}}},
+            {"cache_read_input_tokens", b.cache_read},
             {"output_tokens", output_tokens}};
   }
 
@@ -138,7 +149,7 @@ class AnthropicWire : public Wire {
                   {"content", json::array()},
                   {"stop_reason", nullptr},
                   {"stop_sequence", nullptr},
-                  {"usage", usage(r.turn, 1)}};
+                  {"usage", usage(r, 1)}};
     json ms = {{"type", "message_start"}, {"message", start}};
     if (r.turn.noise) ms["fake_future_field"] = {{"x", 1}};
     ev.push_back(sse("message_start", ms));
@@ -230,7 +241,7 @@ class OpenAiWire : public Wire {
     if (include_usage) {
       json u = chunks.base;
       u["choices"] = json::array();
-      u["usage"] = usage(r.turn);
+      u["usage"] = usage(r);
       ev.push_back("data: " + u.dump() + "\n\n");
     }
     ev.push_back("data: [DONE]\n\n");
@@ -257,7 +268,7 @@ class OpenAiWire : public Wire {
                 {"created", 1767225600},
                 {"model", r.model},
                 {"choices", json::array({choice})},
-                {"usage", usage(r.turn)}}
+                {"usage", usage(r)}}
         .dump();
   }
 
@@ -304,10 +315,15 @@ class OpenAiWire : public Wire {
     bool noise, include_usage;
   };
 
-  static json usage(const FakeTurn& t) {
-    return {{"prompt_tokens", t.input_tokens},
-            {"completion_tokens", t.output_tokens},
-            {"total_tokens", t.input_tokens + t.output_tokens}};
+  // cached_tokens is inside prompt_tokens on this wire.
+  static json usage(const Reply& r) {
+    const FakeTurn& t = r.turn;
+    long prompt = r.billed ? r.billed->input_tokens : t.input_tokens;
+    json u = {{"prompt_tokens", prompt},
+              {"completion_tokens", t.output_tokens},
+              {"total_tokens", prompt + t.output_tokens}};
+    if (r.billed) u["prompt_tokens_details"] = {{"cached_tokens", r.billed->cache_read}};
+    return u;
   }
 
   // Each call's head, then the argument fragments of parallel calls interleaved by index, as

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agents/fake/emulation.h"
 #include "agents/fake/placeholders.h"
 #include "agents/fake/script.h"
 
@@ -25,6 +27,7 @@ struct Reply {
   std::string text;
   std::vector<std::string> text_chunks;  // the text as streamed deltas
   std::vector<Call> calls;
+  std::optional<Billed> billed;  // the counted prompt when emulating; else the turn's figures
 };
 
 class Wire {

@@ -30,3 +30,6 @@ for wire in anthropic openai; do
   "${client_cpu[@]}" "$build"/bench/agents/bench_agents_streams "$url" "$sessions" "$wire"
   "$build"/bench/agents/bench_agents_streams "$url" "$sessions" "$wire" "$transcripts/$wire"
 done
+# Long sessions against the in-process fake server's emulation: the cost of caching on both
+# wires, a 500-turn session in a 200k window, 200 sessions sharing a rate limiter.
+"$build"/bench/agents/bench_agents_long_sessions all

@@ -70,7 +70,7 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
     Timeouts t;
     t.connect = std::chrono::seconds(30);
     clients.push_back(std::make_unique<LlmClient>(
-        http, Endpoint{wire, base, "", "fake-author", 256, true}, RetryPolicy{}, t));
+        http, Endpoint{wire, base, "", "fake-author", 256, true, {}, {}}, RetryPolicy{}, t));
   }
   // Full sessions: no tool calls in the script, so each ends after its one turn.
   struct NoTools : ToolHost {
@@ -78,7 +78,7 @@ Round run_round(asio::io_context& io, HttpClient& http, asio::thread_pool& pool,
   } no_tools;
   ModelHandle model;
   model.provider = wire;
-  model.endpoint = Endpoint{wire, base, "", "fake-author", 256, true};
+  model.endpoint = Endpoint{wire, base, "", "fake-author", 256, true, {}, {}};
   const double cpu0 = cpu_seconds();
   const long long t0 = now_us();
   for (int i = 0; i < sessions; ++i) {

@@ -39,8 +39,14 @@ class ClientTest : public testing::TestWithParam<Mode> {
   }
   void start(const std::string& script, RetryPolicy retry = fast()) {
     server_ = std::make_unique<FakeServer>(FakeScript::parse(script, "script"));
-    Endpoint ep{GetParam().wire,  server_->base_url(), "sk-test-key-0123456789", "fake-author", 512,
-                GetParam().stream};
+    Endpoint ep{GetParam().wire,
+                server_->base_url(),
+                "sk-test-key-0123456789",
+                "fake-author",
+                512,
+                GetParam().stream,
+                {},
+                {}};
     Timeouts to;
     to.connect = std::chrono::milliseconds(400);
     to.first_byte = std::chrono::milliseconds(400);
@@ -273,9 +279,10 @@ TEST(Client, ConnectionRefusedIsRetriedThenNamed) {
   RetryPolicy r;
   r.base = std::chrono::milliseconds(5);
   r.max_attempts = 2;
-  LlmClient c(http,
-              Endpoint{"anthropic", "http://127.0.0.1:" + std::to_string(port), "", "m", 10, true},
-              r);
+  LlmClient c(
+      http,
+      Endpoint{"anthropic", "http://127.0.0.1:" + std::to_string(port), "", "m", 10, true, {}, {}},
+      r);
   Conversation conv;
   conv.messages.push_back({Message::Kind::user, "hi", {}, {}});
   try {
@@ -304,7 +311,7 @@ TEST(Client, ThreeHundredConcurrentStreamsOnOneThread) {
     hooks.on_text = [&](std::string_view) { ++pieces; };
     for (int i = 0; i < kStreams; ++i) {
       clients.push_back(std::make_unique<LlmClient>(
-          http, Endpoint{wire, server.base_url(), "", "m", 10, true}, RetryPolicy{}));
+          http, Endpoint{wire, server.base_url(), "", "m", 10, true, {}, {}}, RetryPolicy{}));
       boost::asio::co_spawn(
           io,
           [&, i]() -> boost::asio::awaitable<void> {

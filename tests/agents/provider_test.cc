@@ -86,6 +86,104 @@ TEST(OpenAIRequest, OneToolMessagePerCallAndArgumentsAsStrings) {
   EXPECT_EQ(body["tools"][0]["function"]["parameters"]["type"], "object");
 }
 
+// Markers per the caching rules: tools and system once with the static TTL, then the newest and
+// the previous user message with 5m; at most 4; assistant content echoed unchanged.
+TEST(AnthropicRequest, CacheMarkersOnToolsSystemAndTheTwoNewestUserMessages) {
+  auto p = make_anthropic_provider();
+  json resp = {
+      {"id", "m"}, {"content", {{{"type", "text"}, {"text", "hi"}}}}, {"stop_reason", "end_turn"}};
+  Conversation c;
+  c.system = "sys";
+  c.messages.push_back({Message::Kind::user, "go", {}, {}});
+  for (int i = 0; i < 3; ++i) {
+    c.messages.push_back({Message::Kind::assistant, {}, p->parse_response(resp), {}});
+    c.messages.push_back({Message::Kind::user, "more " + std::to_string(i), {}, {}});
+  }
+  std::vector<ToolSpec> tools = kTools;
+  tools.push_back({"write_file", "write", {{"type", "object"}}});
+  CacheOptions cache;
+  cache.enabled = true;
+  cache.static_ttl = "1h";
+  json body = p->request_body(c, tools, "claude-x", 1000, true, cache);
+  const json hour = {{"type", "ephemeral"}, {"ttl", "1h"}};
+  const json five = {{"type", "ephemeral"}};
+  EXPECT_FALSE(body["tools"][0].contains("cache_control"));
+  EXPECT_EQ(body["tools"][1]["cache_control"], hour);
+  EXPECT_EQ(body["system"],
+            json::array({{{"type", "text"}, {"text", "sys"}, {"cache_control", hour}}}));
+  int markers = 2;
+  const json& msgs = body["messages"];
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    for (const auto& b : msgs[i]["content"]) {
+      if (!b.contains("cache_control")) continue;
+      ++markers;
+      EXPECT_EQ(b["cache_control"], five);
+      EXPECT_TRUE(i == msgs.size() - 1 || i == msgs.size() - 3) << "marker on message " << i;
+    }
+    if (msgs[i]["role"] == "assistant") {
+      EXPECT_EQ(msgs[i]["content"], resp["content"]);
+    }
+  }
+  EXPECT_EQ(markers, 4);
+  EXPECT_EQ(msgs[0]["content"], json::array({{{"type", "text"}, {"text", "go"}}}))
+      << "user text as a block, the same bytes with or without a marker";
+  json plain = p->request_body(c, tools, "claude-x", 1000, true);
+  EXPECT_EQ(plain["system"], "sys") << "no caching asked: no markers";
+  EXPECT_EQ(plain.dump().find("cache_control"), std::string::npos);
+}
+
+TEST(AnthropicUsage, CacheCountsWithTheirTtlSplitAndUnknownWhenAbsent) {
+  auto p = make_anthropic_provider();
+  json resp = {{"content", json::array()},
+               {"usage",
+                {{"input_tokens", 10},
+                 {"cache_creation_input_tokens", 300},
+                 {"cache_creation",
+                  {{"ephemeral_5m_input_tokens", 100}, {"ephemeral_1h_input_tokens", 200}}},
+                 {"cache_read_input_tokens", 5000},
+                 {"output_tokens", 7}}}};
+  Usage u = p->parse_response(resp).usage;
+  EXPECT_EQ(u.input_tokens, 5310) << "the prompt is input + writes + reads";
+  EXPECT_EQ(u.cache_write_5m_tokens, 100);
+  EXPECT_EQ(u.cache_write_1h_tokens, 200);
+  EXPECT_EQ(u.cache_read_tokens, 5000);
+  resp["usage"].erase("cache_creation");
+  u = p->parse_response(resp).usage;
+  EXPECT_EQ(u.cache_write_5m_tokens, 300) << "without the split every write is a 5m one";
+  EXPECT_EQ(u.cache_write_1h_tokens, 0);
+  u = p->parse_response(
+           {{"content", json::array()}, {"usage", {{"input_tokens", 10}, {"output_tokens", 1}}}})
+          .usage;
+  EXPECT_EQ(u.input_tokens, 10);
+  EXPECT_FALSE(u.cache_read_tokens) << "a missing field is unknown, not zero";
+  EXPECT_FALSE(u.cache_write_5m_tokens);
+}
+
+TEST(OpenAIUsage, CachedTokensInsidePromptTokensAndTheSessionKey) {
+  auto p = make_openai_provider();
+  json resp = {
+      {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", "x"}}}}}},
+      {"usage",
+       {{"prompt_tokens", 2000},
+        {"completion_tokens", 5},
+        {"prompt_tokens_details", {{"cached_tokens", 1920}}}}}};
+  Usage u = p->parse_response(resp).usage;
+  EXPECT_EQ(u.input_tokens, 2000);
+  EXPECT_EQ(u.cache_read_tokens, 1920);
+  EXPECT_FALSE(u.cache_write_5m_tokens);
+  resp["usage"].erase("prompt_tokens_details");
+  EXPECT_FALSE(p->parse_response(resp).usage.cache_read_tokens)
+      << "a server that does not report caching: unknown";
+  Conversation c;
+  c.system = "sys";
+  c.messages.push_back({Message::Kind::user, "go", {}, {}});
+  CacheOptions cache;
+  cache.enabled = true;
+  cache.prompt_cache_key = "kd-s1";
+  EXPECT_EQ(p->request_body(c, kTools, "gpt-x", 10, false, cache)["prompt_cache_key"], "kd-s1");
+  EXPECT_FALSE(p->request_body(c, kTools, "gpt-x", 10, false).contains("prompt_cache_key"));
+}
+
 TEST(ProviderErrors, ErrorBodiesOfEveryShape) {
   EXPECT_EQ(parse_error_body(
                 R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})")

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -264,17 +265,56 @@ TEST_F(SessionTest, TurnBudget) {
   EXPECT_TRUE(contract::verify_chain_file(dir_ / "run" / "author" / "transcript.jsonl").ok);
 }
 
-TEST_F(SessionTest, CostBudgetUsesProviderUsageAndThePriceTable) {
+TEST_F(SessionTest, CostBudgetReservesTheWorstCaseOfTheNextCall) {
   ModelConfig m;
   m.provider = "anthropic";
   m.model = "claude-sonnet-4-5";
   m.base_url = "http://127.0.0.1:1";  // replaced by the test server below
+  m.max_tokens = 20;
   Budgets b;
-  b.max_cost_usd = 0.0015;  // each turn: 100 in * $3/M + 20 out * $15/M = $0.0006
-  SessionResult r = run(honest_script(false), m, b);
+  // Each turn: 2000 in * $3/M + 20 out * $15/M = 6300 micro-dollars. Checked only after the
+  // fact, the budget would allow a fourth turn and end at 25200.
+  b.max_cost_usd = 0.022;
+  std::string turn =
+      R"({"tool_calls":[{"name":"list_dir","input":{"path":"."}}],"usage":{"input_tokens":2000,"output_tokens":20}})";
+  SessionResult r =
+      run("{\"turns\":[" + turn + "," + turn + "," + turn + "," + turn + "," + turn + "]}", m, b);
   EXPECT_EQ(to_string(r.end_reason), "budget:cost");
-  EXPECT_EQ(r.turns, 3);
-  EXPECT_NEAR(r.cost_usd, 3 * 0.0006, 1e-9);
+  EXPECT_GE(r.turns, 1);
+  EXPECT_EQ(r.cost_microusd, r.turns * 6300L);
+  EXPECT_NEAR(r.cost_usd, r.turns * 0.0063, 1e-12);
+  EXPECT_LE(r.cost_microusd, 22'000) << "the budget is never overshot";
+  bool reserved = false;
+  for (const auto& rec : records()) {
+    if (rec["type"] != "note") continue;
+    std::string text = rec["data"]["text"];
+    long worst = 0, left = 0;
+    if (std::sscanf(text.c_str(), "the next call could cost up to %ld micro-dollars; %ld", &worst,
+                    &left) == 2) {
+      reserved = true;
+      EXPECT_EQ(left, 22'000 - r.cost_microusd);
+      EXPECT_GT(worst, left);
+      EXPECT_GE(worst, 2000 * 6 + 20 * 15) << "input at the 1-hour write price, output at max";
+    }
+  }
+  EXPECT_TRUE(reserved);
+}
+
+TEST_F(SessionTest, AnUnpricedModelWithACostBudgetIsRefusedAtStart) {
+  ModelConfig m;
+  m.provider = "anthropic";
+  m.model = "claude-unknown-9";
+  m.base_url = "http://127.0.0.1:1";
+  EXPECT_FALSE(ProvidersPolicy::load(policy_file("providers.json")).has_price("claude-unknown-9"));
+  try {
+    run(honest_script(false), m);
+    ADD_FAILURE() << "started without a price";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no price for model \"claude-unknown-9\""),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(server_->answered(), 0u);
 }
 
 TEST_F(SessionTest, CheatingAuthorIsRecordedWithViolations) {

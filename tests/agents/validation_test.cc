@@ -13,7 +13,10 @@ namespace {
 
 const char* kGoodPolicy = R"({
   "providers": {"fake": {"wire": "anthropic", "base_url": "", "key_env": "", "default_model": "m"}},
-  "prices_usd_per_mtok": [{"model": "m*", "input": 1.5, "output": 2}]
+  "models": [{"model": "m*", "context_window": 1000,
+              "microusd_per_mtok": {"input": 1500000, "output": 2000000, "cache_write_5m": 1875000,
+                                    "cache_write_1h": 3000000, "cache_read": 150000}},
+             {"model": "unpriced-*", "context_window": 500}]
 })";
 
 // The message ProvidersPolicy::load gives for `text`, or "(accepted)".
@@ -43,14 +46,20 @@ TEST(ProvidersPolicyLoad, AcceptsAGoodPolicyAndMatchesPricesByPattern) {
   EXPECT_EQ(p.provider("fake").wire, "anthropic");
   EXPECT_EQ(p.provider("fake").base_url, "");
   ASSERT_TRUE(p.price("m-large"));
-  EXPECT_EQ(p.price("m-large")->input_per_mtok, 1.5);
+  EXPECT_EQ(p.price("m-large")->input, 1'500'000);
+  EXPECT_EQ(p.price("m-large")->cache_write_1h, 3'000'000);
+  EXPECT_EQ(p.context_window("m-large"), 1000);
   EXPECT_FALSE(p.price("other"));
+  EXPECT_FALSE(p.has_price("other"));
+  EXPECT_FALSE(p.has_price("unpriced-x")) << "a window without a price is not a price";
+  EXPECT_EQ(p.context_window("unpriced-x"), 500);
+  EXPECT_TRUE(p.has_price("m-small"));
 }
 
 TEST(ProvidersPolicyLoad, ErrorsNameTheFileTheEntryAndTheField) {
   EXPECT_EQ(policy_error("[1]"), "P: not a JSON object");
   EXPECT_EQ(policy_error("{"), "P: not a JSON object");
-  EXPECT_EQ(policy_error(R"({"prices_usd_per_mtok": []})"), "P: no \"providers\" object");
+  EXPECT_EQ(policy_error(R"({"models": []})"), "P: no \"providers\" object");
   EXPECT_EQ(policy_error(with(kGoodPolicy, "\"key_env\": \"\"", "\"key_env\": 3")),
             "P: providers.fake.key_env must be a string");
   EXPECT_EQ(policy_error(with(kGoodPolicy, "\"wire\": \"anthropic\"", "\"wire\": \"grpc\"")),
@@ -58,15 +67,45 @@ TEST(ProvidersPolicyLoad, ErrorsNameTheFileTheEntryAndTheField) {
   EXPECT_EQ(policy_error(with(kGoodPolicy, "\"default_model\": \"m\"",
                               "\"default_model\": \"m\", \"colour\": 1")),
             "P: providers.fake: unknown field \"colour\"");
-  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"prices_usd_per_mtok\": [", "\"prices\": [")),
+  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"models\": [", "\"prices\": [")),
             "P: unknown field \"prices\"");
-  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"output\": 2", "\"output\": \"2\"")),
-            "P: prices_usd_per_mtok[0] needs model (string), input and output (numbers, USD per "
-            "million tokens)");
-  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"input\": 1.5", "\"input\": -1")),
-            "P: prices_usd_per_mtok[0]: prices must not be negative");
-  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"output\": 2", "\"output\": 2, \"cached\": 1")),
-            "P: prices_usd_per_mtok[0]: unknown field \"cached\"");
+  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"output\": 2000000", "\"output\": 2.5")),
+            "P: models[0].microusd_per_mtok: output must be a non-negative integer");
+  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"input\": 1500000", "\"input\": -1")),
+            "P: models[0].microusd_per_mtok: input must be a non-negative integer");
+  EXPECT_EQ(
+      policy_error(with(kGoodPolicy, "\"cache_read\": 150000", "\"cache_read\": 1, \"x\": 1")),
+      "P: models[0].microusd_per_mtok: unknown field \"x\"");
+  EXPECT_EQ(policy_error(with(kGoodPolicy, "\"cache_write_1h\": 3000000, ", "")),
+            "P: models[0].microusd_per_mtok: cache_write_1h must be a non-negative integer");
+  EXPECT_EQ(
+      policy_error(with(kGoodPolicy, "\"context_window\": 1000", "\"context_window\": \"big\"")),
+      "P: models[0]: context_window must be a non-negative integer");
+}
+
+TEST(Cost, IntegerMicroDollarsPerCategoryRoundedUpOnce) {
+  Price p{3'000'000, 15'000'000, 3'750'000, 6'000'000, 300'000};  // Sonnet 4.5
+  Usage u;
+  u.input_tokens = 10'000;  // 1'000 uncached + 2'000 5m writes + 1'000 1h writes + 6'000 reads
+  u.cache_write_5m_tokens = 2'000;
+  u.cache_write_1h_tokens = 1'000;
+  u.cache_read_tokens = 6'000;
+  u.output_tokens = 500;
+  // 1000*3 + 2000*3.75 + 1000*6 + 6000*0.3 + 500*15 = 3000+7500+6000+1800+7500 micro-dollars.
+  EXPECT_EQ(cost_microusd(p, u), 25'800);
+  Usage unknown;
+  unknown.input_tokens = 10'000;
+  unknown.output_tokens = 500;
+  EXPECT_EQ(cost_microusd(p, unknown), 30'000 + 7'500) << "unknown cache counts bill as input";
+  Usage one;
+  one.input_tokens = 1;
+  EXPECT_EQ(cost_microusd(p, one), 3) << "3 micro-dollars for one token at $3/MTok";
+  Usage tiny;
+  tiny.cache_read_tokens = 1;
+  tiny.input_tokens = 1;
+  EXPECT_EQ(cost_microusd(p, tiny), 1) << "0.3 rounds up to a whole micro-dollar";
+  EXPECT_EQ(worst_case_microusd(p, 10'000, 1'000), 10'000 * 6 + 1'000 * 15)
+      << "every input token at the 1-hour write price, every output token allowed";
 }
 
 // The message FakeScript::parse gives for `text`, or "(accepted)".
@@ -86,7 +125,8 @@ std::string one_turn(const std::string& fields) {
 TEST(FakeScriptParse, EachCheckNamesTheSourceTheTurnAndTheField) {
   EXPECT_EQ(
       script_error(R"({"turns":[{"text":"a"}],"speed":1})"),
-      "s.json: unknown field \"speed\" (fields: chunk_bytes, comment, model, pace_ms, turns)");
+      "s.json: unknown field \"speed\" (fields: chunk_bytes, comment, emulate, model, pace_ms, "
+      "turns)");
   EXPECT_EQ(script_error(R"({"model":1,"turns":[{"text":"a"}]})"),
             "s.json: model must be a string");
   EXPECT_EQ(script_error(R"({"chunk_bytes":-1,"turns":[{"text":"a"}]})"),
