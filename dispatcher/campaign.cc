@@ -47,7 +47,6 @@ class Campaign {
 
   CampaignReport run() {
     auto t0 = std::chrono::steady_clock::now();
-    const std::string started = utc_now_rfc3339();
     std::vector<briefs::QueuedExperiment> queue =
         briefs::in_progress_experiments(o_.wiki, o_.families);
     report_.experiments.resize(queue.size());
@@ -91,7 +90,7 @@ class Campaign {
     process.end(report_.halted.empty() ? std::to_string(errors) + " errors" : report_.halted);
     report_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report_.cpu_s = cpu_seconds();
-    finish(started);
+    finish();
     return report_;
   }
 
@@ -297,8 +296,9 @@ class Campaign {
     if (!r.earlier) notifier_.send(outcome_event(r));
   }
 
-  // The end of the run: recorded, the report regenerated, the end announced.
-  void finish(const std::string& started) {
+  // The end of the run (its process record already says so): the report regenerated, the end
+  // announced.
+  void finish() {
     const std::string index = o_.write_report ? regenerate_report(o_.run_root) : "";
     notifier_.send(campaign_end_event(report_, index));
   }

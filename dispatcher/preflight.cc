@@ -184,7 +184,9 @@ PreflightReport preflight(const PreflightInput& in) {
       c.ok("run root " + in.run_root->string());
   }
   if (in.verify && in.verify_cmd)
-    check_verify_command(c, *in.verify_cmd, "--verify-cmd", in.tool_dirs);
+    check_verify_command(c,
+                         verify::external_verify_template(*in.verify_cmd).value_or(*in.verify_cmd),
+                         "--verify-cmd", in.tool_dirs);
 
   // The experiments: each brief must build (the same checks the dispatch makes).
   std::vector<std::pair<std::string, std::string>> experiments;
@@ -225,9 +227,15 @@ PreflightReport preflight(const PreflightInput& in) {
     }
     c.ok("brief of " + key);
     if (in.verify && !in.verify_cmd) {
-      const std::string& tmpl = bo.brief->binding.verify_command;
-      check_verify_command(c, tmpl.empty() ? verify::kKgateTemplate : tmpl,
-                           "the binding of " + family, in.tool_dirs);
+      // No tool named: kdispatch measures, with its worker program.
+      if (auto tmpl = verify::external_verify_template(bo.brief->binding.verify_command))
+        check_verify_command(c, *tmpl, "the binding of " + family, in.tool_dirs);
+      else if (!fs::is_regular_file(workers_dir() / "kd-pyworker"))
+        c.problem("the measuring parent's worker " +
+                  quote((workers_dir() / "kd-pyworker").string()) +
+                  " is missing (set KDISPATCH_WORKERS_DIR or install kdispatch)");
+      else
+        c.ok("measuring parent's worker");
     }
   }
   return r;

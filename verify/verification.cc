@@ -251,10 +251,8 @@ class Verification {
   // The external tool named for this verification, if any: --verify-cmd, else the binding's
   // verify_command; "kgate" alone stands for kgate's verify template.
   std::optional<std::string> external_tool() const {
-    std::string cmd = in_.verify_cmd ? *in_.verify_cmd : in_.brief.binding.verify_command;
-    if (cmd.empty()) return std::nullopt;
-    if (cmd == "kgate") cmd = kKgateTemplate;
-    return cmd;
+    return external_verify_template(in_.verify_cmd ? *in_.verify_cmd
+                                                   : in_.brief.binding.verify_command);
   }
 
   fs::path worker_program() const {

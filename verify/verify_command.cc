@@ -67,4 +67,9 @@ std::vector<std::string> expand_verify_command(const std::string& tmpl,
   return words;
 }
 
+std::optional<std::string> external_verify_template(const std::string& cmd) {
+  if (cmd.empty()) return std::nullopt;
+  return cmd == "kgate" ? std::string(kKgateTemplate) : cmd;
+}
+
 }  // namespace kd::verify

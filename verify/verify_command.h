@@ -1,9 +1,11 @@
-// The verify command (docs/receipts.md, docs/architecture.md): --verify-cmd, else the binding's
-// verify_command, else the kgate template; placeholders {reference} {candidate} {mode} {family}
-// {bar} {claim} {artifact_dir} {receipt}.
+// The external verify command (docs/receipts.md, docs/verification.md): --verify-cmd, else the
+// binding's verify_command ("kgate" names the kgate template); with neither, kdispatch's
+// measuring parent measures the candidate itself. Placeholders {reference} {candidate} {mode}
+// {family} {bar} {claim} {artifact_dir} {receipt}.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,10 @@ namespace kd::verify {
 inline constexpr const char* kKgateTemplate =
     "kgate verify --baseline {reference} --candidate {candidate} --mode {mode} --family {family} "
     "--bar {bar} --author-claim-p50 {claim} --artifact-dir {artifact_dir} --receipt {receipt}";
+
+// The external tool's template for `cmd` (--verify-cmd or the binding's): nullopt when empty
+// (kdispatch measures), the kgate template for "kgate", else `cmd` itself.
+std::optional<std::string> external_verify_template(const std::string& cmd);
 
 // Splits the template into words (shell-like quoting: '...', "...", backslash) and substitutes
 // placeholders inside each word, so a value with spaces or quotes stays one argument and is

@@ -143,9 +143,9 @@ TEST(RateLimiter, SessionsSharingItStayUnderTheBucket) {
   EXPECT_EQ(ok, sessions);
   FakeServer::Billing b = server.billing();
   EXPECT_EQ(b.requests, sessions * 3);
-  // Unpaced, the 12 sessions would get 7 refusals at once and more on every retry; a busy
-  // machine that reads the headers late still leaves the limiter a few.
-  EXPECT_LE(b.rate_limited, sessions) << "the limiter learned the bucket from the headers";
+  // Unpaced, the 12 sessions would get 7 refusals at once and more on every retry (tens in all);
+  // a busy machine that reads the headers late still leaves the limiter a few per session.
+  EXPECT_LE(b.rate_limited, 2 * sessions) << "the limiter learned the bucket from the headers";
   // 36 requests from a bucket of 5 refilled at 20/s take at least 1.5 s.
   EXPECT_GT(wall, 1.4);
 }

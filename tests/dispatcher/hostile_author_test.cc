@@ -61,7 +61,10 @@ TEST(HostileAuthor, LinksAndAFifoLeftForTheNextDispatchTouchNothingOutside) {
       {turn(
            {run_call("m", {"bash", "-c", "mkdir -p evil && echo committed > evil/IMPORTANT.txt"})}),
        turn({call("c1", "commit", {{"message", "cand1(rms-norm v002): evil dir — planted"}})}),
-       turn({run_call("p", {"python3", "-c", plant})})});
+       turn({run_call("p", {"python3", "-c", plant})}),
+       // Three turns without a call end the session by nudges (a script that ran out would be the
+       // provider failing).
+       json{{"text", "Done."}}, json{{"text", "Done."}}, json{{"text", "Done."}}});
   auto first = env.author(script);
   EXPECT_NE(first.out.find("ended:"), std::string::npos) << first.out << first.err;
   // Inside the box the reference's parent cannot be renamed away.

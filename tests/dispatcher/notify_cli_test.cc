@@ -20,7 +20,7 @@ TEST(RunNotify, EachOutcomeAndTheEndReachTheCommandAndTheReportIsWritten) {
   // `tee -a FILE`: appends its stdin to FILE. A quoted word stays one argument.
   auto r = env.run(test::ExampleEnv::script("honest-author.json"),
                    {"--notify-cmd", "tee -a '" + events.string() + "'"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, env.run_exit_for_verdict()) << r.out << r.err;
   std::vector<json> got;
   std::istringstream in(read_file(events));
   for (std::string line; std::getline(in, line);)
@@ -47,7 +47,7 @@ TEST(RunNotify, EachOutcomeAndTheEndReachTheCommandAndTheReportIsWritten) {
   // not announced again.
   auto again = env.run(test::ExampleEnv::script("honest-author.json"),
                        {"--notify-cmd", "/nonexistent/notify"});
-  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.exit_code, env.run_exit_for_verdict()) << again.err;
   EXPECT_NE(again.err.find("warning: notify command /nonexistent/notify"), std::string::npos)
       << again.err;
   auto bad = env.run(test::ExampleEnv::script("honest-author.json"), {"--notify-cmd", "'open"});
