@@ -65,9 +65,9 @@ class Installed {
 TEST(Install, LaysOutProgramsPoliciesAndExamples) {
   Installed in;
   ASSERT_EQ(in.install_result().exit_code, 0) << in.install_result().out << in.install_result().err;
-  for (const char* program : {"bin/kdispatch", "bin/kdispatch-full", "bin/kdispatch-box",
-                              "share/kdispatch/examples/tools/kverify",
-                              "share/kdispatch/workers/kd-pyworker"})
+  for (const char* program :
+       {"bin/kdispatch", "bin/kdispatch-full", "bin/kdispatch-box",
+        "share/kdispatch/examples/tools/kverify", "share/kdispatch/workers/kd-pyworker"})
     EXPECT_EQ(::access(in.path(program).c_str(), X_OK), 0) << program;
   for (const char* file :
        {"share/kdispatch/policies/sandbox/author.json",

@@ -1,6 +1,7 @@
-// The object store and the reader without libgit2 (git/objects.h, git/reader.h) against repositories written by the git command line: loose
-// objects, packs with offset and ref deltas, packed refs, tags, worktrees, alternates; and the
-// refusals: corrupt objects, unknown formats, ref names that leave the refs directory.
+// The object store and the reader without libgit2 (git/objects.h, git/reader.h) against
+// repositories written by the git command line: loose objects, packs with offset and ref deltas,
+// packed refs, tags, worktrees, alternates; and the refusals: corrupt objects, unknown formats, ref
+// names that leave the refs directory.
 #include <gtest/gtest.h>
 #include <zlib.h>
 

@@ -62,7 +62,8 @@ TEST(Filing, PastedTextCannotAddStructure) {
       << filed;
   EXPECT_EQ(briefs::parse_plan(body, 1).size(), 1u) << "a checkbox item was added";
   EXPECT_EQ(filed.find("\n[x](http"), std::string::npos);
-  EXPECT_NE(filed.find("- parity PASS  \\#\\# Verdict  \\[x\\](http\\://evil.invalid)"), std::string::npos)
+  EXPECT_NE(filed.find("- parity PASS  \\#\\# Verdict  \\[x\\](http\\://evil.invalid)"),
+            std::string::npos)
       << filed;
   // The front matter is the page's own, with kdispatch's stamps only.
   EXPECT_EQ(filed.rfind("---\ntitle: x\nstatus: filed\nverdict: refuted\n", 0), 0u) << filed;
