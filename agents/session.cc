@@ -90,6 +90,20 @@ void check_resumable(const ResumeState& rs, const SessionConfig& cfg, const Mode
   }
 }
 
+// What a transcript already counted (turns, calls, tokens, cost) carries into the result.
+void take_counts(SessionResult& res, const ResumeState& rs) {
+  res.turns = rs.turns;
+  res.tool_calls = rs.tool_calls;
+  res.input_tokens = rs.input_tokens;
+  res.output_tokens = rs.output_tokens;
+  res.usage_estimated = rs.usage_estimated;
+  res.cost_microusd = rs.cost_microusd;
+  res.cost_usd = microusd_to_usd(rs.cost_microusd);
+  res.cache_read_tokens = rs.cache_read_tokens;
+  res.cache_write_tokens = rs.cache_write_tokens;
+  res.masking_steps = rs.masking_steps;
+}
+
 // The result a transcript that ended records. Throws naming the transcript when its end
 // record's reason is none of the session's.
 SessionResult recorded_result(const ResumeState& rs, const std::filesystem::path& dir) {
@@ -105,16 +119,7 @@ SessionResult recorded_result(const ResumeState& rs, const std::filesystem::path
   if (parsed->kind == EndReason::Kind::Provider)
     res.provider_failure = classify_provider_failure(parsed->detail, "");
   if (!end.at("finish").is_null()) res.finish = end["finish"];
-  res.turns = rs.turns;
-  res.tool_calls = rs.tool_calls;
-  res.input_tokens = rs.input_tokens;
-  res.output_tokens = rs.output_tokens;
-  res.usage_estimated = rs.usage_estimated;
-  res.cost_microusd = rs.cost_microusd;
-  res.cost_usd = microusd_to_usd(rs.cost_microusd);
-  res.cache_read_tokens = rs.cache_read_tokens;
-  res.cache_write_tokens = rs.cache_write_tokens;
-  res.masking_steps = rs.masking_steps;
+  take_counts(res, rs);
   res.transcript_head = rs.tail.head;
   return res;
 }
@@ -337,16 +342,7 @@ void Session::take_up_conversation() {
     if (m.kind == Message::Kind::assistant) ++asked_;
     conv_.messages.push_back(std::move(m));
   }
-  res_.turns = resumed_.turns;
-  res_.tool_calls = resumed_.tool_calls;
-  res_.input_tokens = resumed_.input_tokens;
-  res_.output_tokens = resumed_.output_tokens;
-  res_.cost_microusd = resumed_.cost_microusd;
-  res_.cost_usd = microusd_to_usd(resumed_.cost_microusd);
-  res_.cache_read_tokens = resumed_.cache_read_tokens;
-  res_.cache_write_tokens = resumed_.cache_write_tokens;
-  res_.masking_steps = resumed_.masking_steps;
-  res_.usage_estimated = resumed_.usage_estimated;
+  take_counts(res_, resumed_);
   nudges_ = resumed_.nudges;
 }
 
