@@ -45,7 +45,11 @@ build() {  # build DIR [cmake args...]
 
 # The official MCP TypeScript SDK, the client of tests/mcp/sdk_client.mjs, into the build tree.
 install_mcp_sdk() {  # install_mcp_sdk DIR
-  install_missing nodejs npm
+  # Debian's nodejs and npm only where the machine has no Node.js yet: a Node.js from another
+  # source bundles its own npm, and its package conflicts with Debian's npm.
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    install_missing nodejs npm
+  fi
   [ -d "$1/mcp-sdk/node_modules/@modelcontextprotocol/sdk" ] && return 0
   npm install --prefix "$1/mcp-sdk" --no-audit --no-fund --silent @modelcontextprotocol/sdk@1.32.2
 }
