@@ -37,12 +37,20 @@ json read_object(const fs::path& p, const std::string& what) {
 verify::ChipRunner local_chips(std::vector<contract::Chip> candidates) {
   return [candidates = std::move(candidates)](
              const verify::ChipJob& job, const std::function<void(const std::string&)>& on_start) {
-    auto [lock, which] = *ChipLock::wait_any(candidates, std::nullopt, [&] {
-      std::string ids;
-      for (const auto& c : candidates)
-        ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
-      std::fprintf(stderr, "kdispatch verify: waiting for a chip lock: %s\n", ids.c_str());
-    });
+    std::string ids;
+    for (const auto& c : candidates)
+      ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
+    std::optional<std::pair<ChipLock, size_t>> got;
+    try {
+      got = ChipLock::wait_any(candidates, std::nullopt, [&] {
+        std::fprintf(stderr, "kdispatch verify: waiting for a chip lock: %s\n", ids.c_str());
+      });
+    } catch (const Error& e) {
+      throw ExperimentError(
+          contract::ErrorCause::ChipUnavailable,
+          std::string("no chip could be locked for the verification: ") + e.what());
+    }
+    auto& [lock, which] = *got;
     const contract::Chip& chip = candidates[which];
     on_start(chip.id);
     if (job.work) return verify::ChipRun{chip.id, job.work(chip)};
@@ -99,7 +107,8 @@ std::vector<contract::Chip> verifier_chips(const contract::ChipInventory& inv,
   });
   if (out.empty() && own) out.push_back(*own);
   if (out.empty())
-    throw Error("the inventory " + inv.source.string() + " has no chip to verify on");
+    throw ExperimentError(contract::ErrorCause::ChipUnavailable,
+                          "the inventory " + inv.source.string() + " has no chip to verify on");
   return out;
 }
 

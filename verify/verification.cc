@@ -12,6 +12,7 @@
 #include "common/policy_path.h"
 #include "common/sha256.h"
 #include "common/time.h"
+#include "contract/experiment_error.h"
 #include "contract/journal_records.h"
 #include "contract/ledger.h"
 #include "contract/receipt.h"
@@ -401,13 +402,33 @@ class Verification {
     });
     m_.chip = run.chip;
     m_.result = run.result.to_json();
-    if (m_.parent && !tool && m_.parent->reference_error.empty())
-      write_parent_receipt(*m_.parent, receipt_);
-    if (m_.parent && tool && m_.parent->reference_error.empty())
-      write_parent_receipt(*m_.parent, artifact_dir_ / "cross-check.json");
     write_file_atomic(in_.run_dir / "verifier/verify.log", "$ " + json(m_.argv).dump() + "\n" +
                                                                run.result.out + run.result.err +
                                                                "\n" + m_.result.dump(2) + "\n");
+    throw_if_own_side_failed(run.result, tool.has_value());
+    if (m_.parent)
+      write_parent_receipt(*m_.parent, tool ? artifact_dir_ / "cross-check.json" : receipt_);
+  }
+
+  // The verification's own side failed, not the candidate: the reference's or the inputs' worker
+  // (trusted code the candidate never touches), or a verify tool that could not be run or died
+  // leaving no receipt. That is an error the campaign retries, never a verdict.
+  void throw_if_own_side_failed(const sandbox::RunResult& r, bool tool) const {
+    auto fail = [&](const std::string& what) {
+      throw contract::ExperimentError(contract::ErrorCause::VerifyTool,
+                                      id_.key() + ": " + what +
+                                          " (verifier/verify.log); nothing was decided about the " +
+                                          "candidate: retry with `kdispatch run --resume`");
+    };
+    if (m_.parent && !m_.parent->reference_error.empty())
+      fail("the measuring parent could not run the reference: " + m_.parent->reference_error);
+    if (!tool || agent_regular_file(receipt_.parent_path(), receipt_.filename())) return;
+    if (r.exit_code == 126 || r.exit_code == 127)
+      fail("the verify command " + quote(m_.argv.empty() ? "" : m_.argv[0]) +
+           " could not be run (exit " + std::to_string(r.exit_code) + ")");
+    if (r.signal != 0 && !r.timed_out && !r.killed_by_limit)
+      fail("the verify command died of signal " + std::to_string(r.signal) +
+           " and left no receipt");
   }
 
   // What the parent's own measurement says against the external tool's receipt: each entry caps
@@ -426,11 +447,6 @@ class Verification {
     out["speedup_spread"] = {{"low", p.speedup_low}, {"high", p.speedup_high}};
     out["anomalies"] = p.anomalies;
     out["receipt"] = (artifact_dir_ / "cross-check.json").string();
-    if (!p.reference_error.empty()) {
-      out["problems"].push_back("the cross-check could not run the reference: " +
-                                p.reference_error);
-      return out;
-    }
     if (p.parity_verdict != "PASS")
       out["problems"].push_back("the cross-check's parity on fresh secret inputs failed: " +
                                 p.parity.value("error", std::string("outputs differ")));

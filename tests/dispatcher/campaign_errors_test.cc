@@ -60,6 +60,29 @@ TEST(CampaignErrors, AnAuthFailureIsJournalledNeverFiledAndRetriedByResume) {
   EXPECT_TRUE(env.outcome()["receipt"]["ok"].get<bool>());
 }
 
+// A verify tool that crashes is an error of the verification phase: journalled with its cause,
+// never filed, and the campaign exits non-zero; --resume measures again and decides.
+TEST(CampaignErrors, AVerifyToolThatCrashesIsAnErrorAndResumeVerifiesAgain) {
+  test::ExampleEnv env;
+  const std::string stub_before = stub_text(env);
+  const std::string honest = test::ExampleEnv::script("honest-author.json");
+  auto r = env.run(honest, {"--file", "--verify-cmd", "sh -c 'kill -SEGV $$'"});
+  EXPECT_EQ(r.exit_code, 75) << r.out << r.err;
+  EXPECT_NE(r.out.find("error (verify_tool)"), std::string::npos) << r.out;
+  EXPECT_TRUE(env.records("verdict").empty());
+  ASSERT_EQ(env.records("error").size(), 1u);
+  EXPECT_EQ(env.records("error")[0]["data"]["cause"], "verify_tool");
+  EXPECT_EQ(env.records("error")[0]["data"]["phase"], "verify");
+  EXPECT_FALSE(fs::exists(env.run_dir() / "outcome.json"));
+  EXPECT_EQ(stub_text(env), stub_before) << "nothing was filed";
+
+  auto resumed = env.run(honest, {"--resume"});
+  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
+  EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
+  EXPECT_EQ(env.records("verdict").size(), 1u);
+  EXPECT_EQ(env.records("dispatched").size(), 1u) << "the author's work is not done again";
+}
+
 TEST(CampaignErrors, ASpendCapStopsTheCampaignAtOnce) {
   test::ExampleEnv env;
   test::add_queued_experiments(env, 3);

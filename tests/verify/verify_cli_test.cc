@@ -274,6 +274,39 @@ TEST(VerifyCli, TamperedReceiptIsInconclusive) {
             2);
 }
 
+// The verification's own side failing is an error to retry, never a verdict: a verify command
+// whose program cannot be run, one that dies of a signal without a receipt, a chip lock that cannot
+// be opened. Each exits kExitTempFail (75) naming the cause and writes no outcome.
+TEST(VerifyCli, AToolOrChipThatFailsIsAnErrorNotAVerdict) {
+  Authored env;
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      // A wrapper whose own program is missing (a missing top-level program is refused before).
+      {{"--verify-cmd", "sh -c 'no-such-verify-tool {receipt}'"}, "could not be run (exit 127)"},
+      {{"--verify-cmd", "sh -c 'kill -SEGV $$'"}, "died of signal 11 and left no receipt"},
+  };
+  for (const auto& c : cases) {
+    auto v = env.verify(c.args);
+    EXPECT_EQ(v.exit_code, 75) << c.args[1] << "\n" << v.out << v.err;
+    EXPECT_NE(v.err.find(c.says), std::string::npos) << v.err;
+    EXPECT_NE(v.err.find("nothing was decided about the candidate"), std::string::npos) << v.err;
+    EXPECT_FALSE(fs::exists(env.run_dir() / "outcome.json")) << c.args[1];
+  }
+  // A chip whose lock cannot be opened (its directory is gone).
+  json inv = json::parse(read_file(env.chips));
+  for (auto& chip : inv["chips"])
+    chip["lock"] = (env.root / "no-such-dir" / (chip["id"].get<std::string>() + ".lock")).string();
+  const fs::path broken = env.root / "broken-chips.json";
+  write_file_atomic(broken, inv.dump(2));
+  auto v = env.verify({"--chips", broken.string()});
+  EXPECT_EQ(v.exit_code, 75) << v.out << v.err;
+  EXPECT_NE(v.err.find("no chip could be locked for the verification"), std::string::npos) << v.err;
+  EXPECT_FALSE(fs::exists(env.run_dir() / "outcome.json"));
+}
+
 // A verify command that leaves a FIFO where the receipt goes (a plain read would hang verify
 // forever), then one that leaves a link to a host file: the run ends, inconclusive, with the
 // receipt named invalid, and no hash of the host file is recorded.
