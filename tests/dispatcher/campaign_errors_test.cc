@@ -61,7 +61,8 @@ TEST(CampaignErrors, AnAuthFailureIsJournalledNeverFiledAndRetriedByResume) {
 }
 
 // A verify tool that crashes is an error of the verification phase: journalled with its cause,
-// never filed, and the campaign exits non-zero; --resume measures again and decides.
+// never filed, and the campaign exits non-zero; --retry-errors (--resume said of a finished
+// campaign) measures again and decides.
 TEST(CampaignErrors, AVerifyToolThatCrashesIsAnErrorAndResumeVerifiesAgain) {
   test::ExampleEnv env;
   const std::string stub_before = stub_text(env);
@@ -76,7 +77,7 @@ TEST(CampaignErrors, AVerifyToolThatCrashesIsAnErrorAndResumeVerifiesAgain) {
   EXPECT_FALSE(fs::exists(env.run_dir() / "outcome.json"));
   EXPECT_EQ(stub_text(env), stub_before) << "nothing was filed";
 
-  auto resumed = env.run(honest, {"--resume"});
+  auto resumed = env.run(honest, {"--retry-errors"});
   ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
   EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
   EXPECT_EQ(env.records("verdict").size(), 1u);
