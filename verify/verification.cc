@@ -106,11 +106,6 @@ std::vector<std::string> drop_no_peek(const fs::path& tree, const std::string& h
   return gone;
 }
 
-// Fewer threads than the machine has cores, the same for both workers: on a shared host a
-// math library's spinning helper threads would measure the neighbours, not the kernel.
-const std::map<std::string, std::string> kWorkerEnv = {
-    {"OMP_NUM_THREADS", "1"}, {"OPENBLAS_NUM_THREADS", "1"}, {"MKL_NUM_THREADS", "1"}};
-
 // How far an external tool's speedup may stray from the parent's before they disagree: the
 // parent's own spread, never less than a quarter.
 double cross_check_tolerance(const ParentMeasurement& m) {
@@ -280,7 +275,7 @@ class Verification {
       w.box.chip = chip;
       w.argv = {"python3", "-I", program.string()};
       w.cwd = tree.string();
-      w.env = kWorkerEnv;
+      w.env = measured_worker_env();
       w.timeout_s = 3600;
       return w;
     };

@@ -51,6 +51,17 @@ std::vector<pid_t> process_tree(pid_t root) {
 
 }  // namespace
 
+const std::map<std::string, std::string>& measured_worker_env() {
+  static const std::map<std::string, std::string> env = {
+      {"OMP_NUM_THREADS", "1"},
+      {"OPENBLAS_NUM_THREADS", "1"},
+      {"MKL_NUM_THREADS", "1"},
+      // glibc's largest fixed mmap threshold (32 MiB on 64-bit) and a trim threshold of 1 GiB.
+      {"MALLOC_MMAP_THRESHOLD_", "33554432"},
+      {"MALLOC_TRIM_THRESHOLD_", "1073741824"}};
+  return env;
+}
+
 double box_cpu_seconds(pid_t root) {
   double ns = 0;
   for (pid_t p : process_tree(root)) {

@@ -35,6 +35,14 @@ struct TimedFrame {
   double cpu_seconds = 0;  // CPU time the worker's box used meanwhile (box_cpu_seconds)
 };
 
+// The environment every measured worker gets, the same for the reference's and the candidate's:
+// one thread for the math libraries (on a shared host their spinning helpers would measure the
+// neighbours, not the kernel), and an allocator that keeps freed memory instead of returning it
+// to the kernel (glibc otherwise maps and trims large buffers call after call, and the page
+// faults of each fresh megabyte, expensive and erratic on a busy or virtual host, would be timed
+// as the module's).
+const std::map<std::string, std::string>& measured_worker_env();
+
 // CPU time used so far by every live thread of `pid` and the processes below it, from the
 // kernel's per-thread run-time accounting (nanoseconds), which no process can edit.
 double box_cpu_seconds(pid_t pid);

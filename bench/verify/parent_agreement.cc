@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
       w.box.ro = {dir, worker.parent_path()};
       w.argv = {"python3", "-I", worker.string()};
       w.cwd = dir.string();
-      w.env = {{"OMP_NUM_THREADS", "1"}, {"OPENBLAS_NUM_THREADS", "1"}};
+      w.env = verify::measured_worker_env();
       return w;
     };
     auto maker = verify::Worker::start(spec("inputs", ref.parent_path()));
