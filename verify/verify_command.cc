@@ -1,6 +1,7 @@
 #include "verify/verify_command.h"
 
 #include "common/errors.h"
+#include "common/words.h"
 
 namespace kd::verify {
 namespace {
@@ -32,38 +33,9 @@ std::string substitute(const std::string& word, const std::map<std::string, std:
 
 std::vector<std::string> expand_verify_command(const std::string& tmpl,
                                                const std::map<std::string, std::string>& values) {
-  std::vector<std::string> words;
-  std::string cur;
-  bool in_word = false;
-  char q = 0;
-  for (size_t i = 0; i < tmpl.size(); ++i) {
-    char c = tmpl[i];
-    if (q) {
-      if (c == q) {
-        q = 0;
-      } else if (c == '\\' && q == '"' && i + 1 < tmpl.size()) {
-        cur += tmpl[++i];
-      } else {
-        cur += c;
-      }
-    } else if (c == '\'' || c == '"') {
-      q = c;
-      in_word = true;
-    } else if (c == '\\' && i + 1 < tmpl.size()) {
-      cur += tmpl[++i];
-      in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) words.push_back(substitute(cur, values));
-      cur.clear();
-      in_word = false;
-    } else {
-      cur += c;
-      in_word = true;
-    }
-  }
-  if (q) throw Error("verify command: unterminated quote in " + quote(tmpl));
-  if (in_word) words.push_back(substitute(cur, values));
-  if (words.empty()) throw Error("verify command is empty");
+  std::vector<std::string> words = split_words(tmpl, "verify command");
+  for (auto& w : words)
+    w = substitute(w, values);
   return words;
 }
 
