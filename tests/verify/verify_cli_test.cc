@@ -11,6 +11,7 @@
 #include "common/sha256.h"
 #include "contract/receipt_json.h"
 #include "contract/transcript_chain.h"
+#include "examples/example_wiki.h"
 #include "git/repo.h"
 #include "tests/support/example_env.h"
 
@@ -304,6 +305,25 @@ TEST(VerifyCli, AToolOrChipThatFailsIsAnErrorNotAVerdict) {
   auto v = env.verify({"--chips", broken.string()});
   EXPECT_EQ(v.exit_code, 75) << v.out << v.err;
   EXPECT_NE(v.err.find("no chip could be locked for the verification"), std::string::npos) << v.err;
+  EXPECT_FALSE(fs::exists(env.run_dir() / "outcome.json"));
+}
+
+// A pre-registered reference that fails in the measuring parent's reference worker says
+// nothing about the candidate: an error (verify_tool), no outcome.
+TEST(VerifyCli, AReferenceThatFailsIsAnErrorNotAVerdict) {
+  test::ExampleEnv env;
+  const fs::path ref = env.home() / "normkit/reference.py";
+  write_file_atomic(ref, read_file(ref) +
+                             "\n\ndef workload(x, scale):\n    raise "
+                             "RuntimeError('the reference is broken')\n");
+  // On the home repository's integration branch, which the author's branch starts from.
+  examples::commit_example(env.home(), "integration", "K4(rms-norm): a broken reference");
+  auto a = env.author(test::ExampleEnv::script("honest-author.json"));
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  auto v = env.verify();
+  EXPECT_EQ(v.exit_code, 75) << v.out << v.err;
+  EXPECT_NE(v.err.find("could not run the reference"), std::string::npos) << v.err;
+  EXPECT_NE(v.err.find("the reference is broken"), std::string::npos) << v.err;
   EXPECT_FALSE(fs::exists(env.run_dir() / "outcome.json"));
 }
 
