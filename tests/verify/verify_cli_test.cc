@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/files.h"
 #include "common/sha256.h"
@@ -351,17 +353,49 @@ TEST(VerifyCli, AReceiptThatIsAFifoOrALinkEndsInconclusive) {
   EXPECT_EQ(journal.find(sha256_hex(read_file("/etc/passwd"))), std::string::npos);
 }
 
+// Whether a kdispatch process has `path` open (the verifier waiting on a chip's lock file).
+bool kdispatch_holds_open(const fs::path& path) {
+  std::error_code ec;
+  for (const auto& proc : fs::directory_iterator("/proc", ec)) {
+    std::string comm;
+    try {
+      comm = read_file(proc.path() / "comm");
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (comm.rfind("kdispatch", 0) != 0) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : fs::directory_iterator(proc.path() / "fd", fd_ec)) {
+      std::error_code link_ec;
+      if (fs::read_symlink(fd.path(), link_ec) == path) return true;
+    }
+  }
+  return false;
+}
+
 TEST(VerifyCli, WaitsForAChipLockHeldByAnotherProcess) {
   Authored env;
-  // Someone runs by hand on the verifier's chip, the way people do: flock(1) on its lock file.
-  auto t0 = std::chrono::steady_clock::now();
+  // Someone runs by hand on the verifier's chip, the way people do: flock(1) on its lock file,
+  // held here until the verifier is seen waiting for it (no timing assumption).
+  const fs::path lock = env.root / "chip1.lock", held = env.root / "held",
+                 release = env.root / "release";
   auto holder = test::run_process({"sh", "-c",
-                                   "flock " + (env.root / "chip1.lock").string() +
-                                       " sleep 3 >/dev/null 2>&1 & sleep 0.5; echo started"});
+                                   "flock " + lock.string() + " sh -c 'touch " + held.string() +
+                                       "; while [ ! -e " + release.string() +
+                                       " ]; do sleep 0.1; done' >/dev/null 2>&1 & echo started"});
   ASSERT_EQ(holder.exit_code, 0);
-  auto v = env.verify();
-  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_GE(waited, 2.5) << "the verifier ran while chip 1 was held";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!fs::exists(held) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(held)) << "flock(1) never took the lock";
+  auto verify = std::async(std::launch::async, [&] { return env.verify(); });
+  while (!kdispatch_holds_open(lock) && std::chrono::steady_clock::now() < deadline &&
+         verify.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout) {
+  }
+  EXPECT_EQ(verify.wait_for(std::chrono::seconds(1)), std::future_status::timeout)
+      << "the verifier ran while chip 1 was held";
+  write_file_atomic(release, "");
+  auto v = verify.get();
   EXPECT_NE(v.err.find("waiting for a chip lock"), std::string::npos) << v.err;
   EXPECT_EQ(env.outcome()["verifier"]["chip"], "1");
 }
