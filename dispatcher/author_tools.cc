@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "common/errors.h"
 #include "contract/ledger.h"
@@ -36,10 +37,22 @@ ToolOutcome file_failure(const sandbox::FileResult& r, const std::string& op,
   return error(op + " " + path + " failed: " + r.error, std::move(record));
 }
 
-std::string shell_summary(const json& command) {
-  std::string out;
-  for (const auto& a : command)
-    out += (out.empty() ? "" : " ") + a.get<std::string>();
+// A call the supervising person did not approve: denied (the model reads the reason) or
+// stopped (the session ends).
+ToolOutcome not_approved(const std::string& tool, const Decision& d) {
+  std::string text = d.stop ? "not run: the supervising person stopped the session"
+                            : "the supervising person denied this " + tool + " call: " + d.reason;
+  ToolOutcome out = error(text + Supervisor::for_model(d), json{{"decisions", d.records}});
+  out.stop = d.stop;
+  return out;
+}
+
+// The decisions made about an approved call travel with its outcome; its notes reach the model
+// with its result.
+ToolOutcome with_decision(ToolOutcome out, const std::optional<Decision>& d) {
+  if (!d) return out;
+  out.content += Supervisor::for_model(*d);
+  out.record["decisions"] = d->records;
   return out;
 }
 
@@ -76,10 +89,10 @@ ToolOutcome AuthorToolHost::call(const agents::ToolCall& call) {
     if (call.name == "list_dir") return list_dir(in);
     if (call.name == "write_file") return write_file(in);
     if (call.name == "edit_file") return edit_file(in);
-    if (call.name == "run") return run(in, false);
-    if (call.name == "run_on_chip") return run(in, true);
+    if (call.name == "run") return run(in, false, call.id);
+    if (call.name == "run_on_chip") return run(in, true, call.id);
     if (call.name == "git_diff") return git_diff(in);
-    if (call.name == "commit") return commit(in);
+    if (call.name == "commit") return commit(in, call.id);
     if (call.name == "finish") return {cfg_.finish_reply, false, json::object(), true};
   } catch (const Error& e) {
     return error(call.name + " failed: " + e.what());
@@ -135,7 +148,7 @@ ToolOutcome AuthorToolHost::edit_file(const json& in) {
   return {"edited " + path, false, json::object(), false};
 }
 
-ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
+ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string& call_id) {
   sandbox::RunRequest req;
   for (const auto& a : in["command"])
     req.argv.push_back(a.get<std::string>());
@@ -144,8 +157,10 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
   req.use_chip = on_chip;
   req.env = cfg_.env;
   std::string tool = on_chip ? "run_on_chip" : "run";
-  if (cfg_.supervisor && !cfg_.supervisor->approve(tool, shell_summary(in["command"]))) {
-    return error("the supervisor denied this " + tool + " call");
+  std::optional<Decision> decision;
+  if (cfg_.supervisor) {
+    decision = cfg_.supervisor->decide({tool, call_id, req.argv, ""});
+    if (!decision->approved) return not_approved(tool, *decision);
   }
   std::optional<ChipLock> lock;
   if (on_chip) {
@@ -173,7 +188,7 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
       record["violations"].push_back(sandbox::denial_json(d));
   }
   bool failed = r.exit_code != 0 || r.signal != 0 || r.timed_out;
-  return {describe_run(r), failed, std::move(record), false};
+  return with_decision({describe_run(r), failed, std::move(record), false}, decision);
 }
 
 ToolOutcome AuthorToolHost::git_diff(const json& in) {
@@ -181,7 +196,7 @@ ToolOutcome AuthorToolHost::git_diff(const json& in) {
   return {diff.empty() ? "(no uncommitted changes)" : diff, false, json::object(), false};
 }
 
-ToolOutcome AuthorToolHost::commit(const json& in) {
+ToolOutcome AuthorToolHost::commit(const json& in, const std::string& call_id) {
   std::string message = in["message"];
   contract::CommitSubject subject;
   if (!contract::parse_commit_subject(message, &subject)) {
@@ -198,9 +213,10 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
   std::vector<std::string> paths;
   for (const auto& p : in.value("paths", json::array()))
     paths.push_back(p.get<std::string>());
-  if (cfg_.supervisor &&
-      !cfg_.supervisor->approve("commit", message.substr(0, message.find('\n')))) {
-    return error("the supervisor denied this commit");
+  std::optional<Decision> decision;
+  if (cfg_.supervisor) {
+    decision = cfg_.supervisor->decide({"commit", call_id, {}, message});
+    if (!decision->approved) return not_approved("commit", *decision);
   }
   // Every candidate commit carries the experiment footer, so the final one does too.
   std::string full = message;
@@ -213,7 +229,9 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
     if (!commits_.empty() && commits_.back().message == full &&
         git::diff_worktree(cfg_.worktree, 1).empty()) {
       json content = {{"sha", commits_.back().sha}, {"branch", cfg_.branch}};
-      return {content.dump(), false, json{{"sha", commits_.back().sha}, {"replayed", true}}, false};
+      return with_decision(
+          {content.dump(), false, json{{"sha", commits_.back().sha}, {"replayed", true}}, false},
+          decision);
     }
   }
   git::CommitInfo c = git::commit_all(cfg_.worktree, cfg_.gitdir, cfg_.branch, full, paths);
@@ -223,7 +241,7 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
     commits_.push_back(c);
   }
   json content = {{"sha", c.sha}, {"branch", cfg_.branch}};
-  return {content.dump(), false, json{{"sha", c.sha}}, false};
+  return with_decision({content.dump(), false, json{{"sha", c.sha}}, false}, decision);
 }
 
 }  // namespace kd::dispatcher
