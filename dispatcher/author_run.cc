@@ -212,9 +212,8 @@ AuthorReport run_author(const AuthorOptions& o) {
   spec.chip = chip;
   std::unique_ptr<sandbox::Box> box = sandbox::Box::open(spec);
 
-  std::optional<TerminalSupervisor> own_supervisor;
-  Supervisor* supervisor = o.supervisor;
-  if (o.supervise && !supervisor) supervisor = &own_supervisor.emplace(STDIN_FILENO, STDOUT_FILENO);
+  std::optional<TerminalSupervisor> terminal;
+  Supervisor* supervisor = o.supervise ? &terminal.emplace(STDIN_FILENO, STDOUT_FILENO) : nullptr;
   AuthorToolConfig tc;
   tc.box = box.get();
   tc.chip = chip;

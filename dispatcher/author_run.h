@@ -11,7 +11,6 @@
 #include "agents/model_config.h"
 #include "agents/session_result.h"
 #include "dispatcher/journal.h"
-#include "dispatcher/supervisor.h"
 #include "git/repo.h"
 
 namespace kd::dispatcher {
@@ -25,8 +24,7 @@ struct AuthorOptions {
   std::filesystem::path run_root = "run-root";
   agents::ModelConfig model;
   agents::Budgets budgets;
-  bool supervise = false;            // decisions asked on this process's terminal
-  Supervisor* supervisor = nullptr;  // or by this one (a master over MCP); outlives the run
+  bool supervise = false;  // run, run_on_chip and commit wait for the terminal's decision
   // Read-only into the box at the same path, e.g. a CPU verify tool the family's commands use.
   std::vector<std::filesystem::path> tool_dirs;
   JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
 
 #include "common/errors.h"
 #include "contract/ledger.h"
@@ -47,12 +46,18 @@ ToolOutcome not_approved(const std::string& tool, const Decision& d) {
   return out;
 }
 
-// The decisions made about an approved call travel with its outcome; its notes reach the model
-// with its result.
-ToolOutcome with_decision(ToolOutcome out, const std::optional<Decision>& d) {
-  if (!d) return out;
-  out.content += Supervisor::for_model(*d);
-  out.record["decisions"] = d->records;
+// An approved call, run: the decisions travel with its outcome whatever it is (a failure of
+// the tool included), and its notes reach the model with its result.
+template <typename Run>
+ToolOutcome supervised(const Decision& d, const std::string& tool, Run&& run) {
+  ToolOutcome out;
+  try {
+    out = run();
+  } catch (const Error& e) {
+    out = error(tool + " failed: " + e.what());
+  }
+  out.content += Supervisor::for_model(d);
+  out.record["decisions"] = d.records;
   return out;
 }
 
@@ -156,14 +161,16 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string&
   req.timeout_s = in.value("timeout_s", 600);
   req.use_chip = on_chip;
   req.env = cfg_.env;
-  std::string tool = on_chip ? "run_on_chip" : "run";
-  std::optional<Decision> decision;
-  if (cfg_.supervisor) {
-    decision = cfg_.supervisor->decide({tool, call_id, req.argv, ""});
-    if (!decision->approved) return not_approved(tool, *decision);
-  }
+  const std::string tool = on_chip ? "run_on_chip" : "run";
+  if (!cfg_.supervisor) return run_approved(req);
+  const Decision decision = cfg_.supervisor->decide({tool, call_id, req.argv, ""});
+  if (!decision.approved) return not_approved(tool, decision);
+  return supervised(decision, tool, [&] { return run_approved(req); });
+}
+
+ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
   std::optional<ChipLock> lock;
-  if (on_chip) {
+  if (req.use_chip) {
     // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -188,7 +195,7 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string&
       record["violations"].push_back(sandbox::denial_json(d));
   }
   bool failed = r.exit_code != 0 || r.signal != 0 || r.timed_out;
-  return with_decision({describe_run(r), failed, std::move(record), false}, decision);
+  return {describe_run(r), failed, std::move(record), false};
 }
 
 ToolOutcome AuthorToolHost::git_diff(const json& in) {
@@ -213,11 +220,16 @@ ToolOutcome AuthorToolHost::commit(const json& in, const std::string& call_id) {
   std::vector<std::string> paths;
   for (const auto& p : in.value("paths", json::array()))
     paths.push_back(p.get<std::string>());
-  std::optional<Decision> decision;
-  if (cfg_.supervisor) {
-    decision = cfg_.supervisor->decide({"commit", call_id, {}, message});
-    if (!decision->approved) return not_approved("commit", *decision);
-  }
+  if (!cfg_.supervisor) return commit_approved(message, subject.candidate, paths);
+  const Decision decision = cfg_.supervisor->decide({"commit", call_id, {}, message});
+  if (!decision.approved) return not_approved("commit", decision);
+  return supervised(decision, "commit",
+                    [&] { return commit_approved(message, subject.candidate, paths); });
+}
+
+ToolOutcome AuthorToolHost::commit_approved(const std::string& message,
+                                            const std::string& candidate,
+                                            const std::vector<std::string>& paths) {
   // Every candidate commit carries the experiment footer, so the final one does too.
   std::string full = message;
   if (!contract::has_exp_footer(full))
@@ -229,19 +241,17 @@ ToolOutcome AuthorToolHost::commit(const json& in, const std::string& call_id) {
     if (!commits_.empty() && commits_.back().message == full &&
         git::diff_worktree(cfg_.worktree, 1).empty()) {
       json content = {{"sha", commits_.back().sha}, {"branch", cfg_.branch}};
-      return with_decision(
-          {content.dump(), false, json{{"sha", commits_.back().sha}, {"replayed", true}}, false},
-          decision);
+      return {content.dump(), false, json{{"sha", commits_.back().sha}, {"replayed", true}}, false};
     }
   }
   git::CommitInfo c = git::commit_all(cfg_.worktree, cfg_.gitdir, cfg_.branch, full, paths);
-  if (cfg_.on_commit) cfg_.on_commit(c, subject.candidate);
+  if (cfg_.on_commit) cfg_.on_commit(c, candidate);
   {
     std::lock_guard<std::mutex> lock(mu_);
     commits_.push_back(c);
   }
   json content = {{"sha", c.sha}, {"branch", cfg_.branch}};
-  return with_decision({content.dump(), false, json{{"sha", c.sha}}, false}, decision);
+  return {content.dump(), false, json{{"sha", c.sha}}, false};
 }
 
 }  // namespace kd::dispatcher

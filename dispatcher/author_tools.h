@@ -50,8 +50,11 @@ class AuthorToolHost : public agents::ToolHost {
   agents::ToolOutcome write_file(const nlohmann::json& in);
   agents::ToolOutcome edit_file(const nlohmann::json& in);
   agents::ToolOutcome run(const nlohmann::json& in, bool on_chip, const std::string& call_id);
+  agents::ToolOutcome run_approved(const sandbox::RunRequest& req);
   agents::ToolOutcome git_diff(const nlohmann::json& in);
   agents::ToolOutcome commit(const nlohmann::json& in, const std::string& call_id);
+  agents::ToolOutcome commit_approved(const std::string& message, const std::string& candidate,
+                                      const std::vector<std::string>& paths);
 
   AuthorToolConfig cfg_;
   mutable std::mutex mu_;
