@@ -362,6 +362,7 @@ bool Session::budget_spent() {
 // reason).
 asio::awaitable<std::optional<AssistantTurn>> Session::ask_model() {
   turn_no_ = asked_ + 1;
+  if (cfg_.on_turn_start) cfg_.on_turn_start(turn_no_);
   for (int overflow = 0;; ++overflow) {
     std::optional<contract::EndReason> gave_up;
     std::optional<ProviderFailure> failure;
@@ -511,6 +512,7 @@ asio::awaitable<ToolOutcome> Session::run_call(const ToolCall& call) {
     if (!problems.empty()) co_return ToolOutcome{finish_rejection(problems), true};
   }
   ToolOutcome out = co_await call_host(call);
+  if (out.stop) end_with(EndReason::stopped());
   if (call.name == "finish" && !out.is_error) {
     res_.finish = call.input;
     end_with(EndReason::finished());
@@ -535,11 +537,19 @@ asio::awaitable<ToolOutcome> Session::call_host(const ToolCall& call) {
   }
 }
 
-// The tool_result record, then one violation record per refusal the host reported.
+// The supervising person's decisions about the call, the tool_result record, then one violation
+// record per refusal the host reported.
 void Session::record_result(const ToolCall& call, const ToolOutcome& out) {
   json result = out.record.is_object() ? out.record : json::object();
   json violations = result.contains("violations") ? result["violations"] : json::array();
+  json decisions = result.contains("decisions") ? result["decisions"] : json::array();
   result.erase("violations");
+  result.erase("decisions");
+  for (auto& d : decisions) {
+    if (!d.is_object()) continue;
+    d["tool_call_id"] = call.id;
+    tw_->append(records::kDecision, d);
+  }
   result["id"] = call.id;
   result["name"] = call.name;
   result["is_error"] = out.is_error;

@@ -64,6 +64,8 @@ struct SessionConfig {
   ContextPolicy context;     // window 0: the model's window from the providers policy
   // Streamed assistant text as it arrives (supervised sessions show it to the person).
   std::function<void(std::string_view)> on_text;
+  // Called before each turn is asked, with its number (supervised sessions mark turns apart).
+  std::function<void(int turn)> on_turn_start;
   // Continue the session whose transcript is in transcript_dir (after a crash): the transcript
   // is verified and continued, the conversation rebuilt up to the last complete turn, the
   // counters carried over; the first user message is not sent again. A transcript that ended

@@ -13,10 +13,15 @@ struct ToolOutcome {
   std::string content;
   bool is_error = false;
   // Extra transcript fields of the tool_result (exit_code, signal, timed_out, killed_by_limit,
-  // denials). A "violations" array here is also written as one `violation` record per entry.
+  // denials). A "violations" array here is also written as one `violation` record per entry,
+  // after the result; a "decisions" array (a supervising person's answers and notes about this
+  // call) as one `decision` record per entry, before it.
   nlohmann::json record = nlohmann::json::object();
   // For finish: the host accepted it (the loop has already validated the contract).
   bool finished = false;
+  // The supervising person stopped the session: it ends with stopped_by_supervisor, and the
+  // turn's later calls are not run.
+  bool stop = false;
 };
 
 class ToolHost {

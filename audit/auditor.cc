@@ -105,6 +105,11 @@ class FileAudit {
       case EventKind::Violation:
         on_violation(e);
         break;
+      case EventKind::Supervision:
+        if (e.tool != "approved")
+          report_.supervision.push_back(
+              {e.tool, e.text, file_.string() + ":" + std::to_string(e.line)});
+        break;
       case EventKind::Command:
       case EventKind::Subagent:
         break;

@@ -31,6 +31,14 @@ struct AuditReport {
   std::map<std::string, std::string> not_checked;   // rule id -> the missing context
   std::map<std::string, std::uint64_t> suppressed;  // rule id -> findings past the per-file cap
   std::map<std::string, std::uint64_t> events;      // event kind -> count
+  // What a supervising person decided other than a plain approval (denials, stops, prefixes,
+  // notes): information, not findings; a denial here is no sandbox violation.
+  struct SupervisorDecision {
+    std::string decision;  // denied | stopped | prefix_approved | approved_by_prefix | note
+    std::string text;
+    std::string evidence;  // file:line
+  };
+  std::vector<SupervisorDecision> supervision;
 };
 
 // Expands run directories (author/ and verifier/ transcripts, outcome.json), plain directories

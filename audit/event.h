@@ -15,6 +15,10 @@ enum class EventKind {
   Subagent,   // a subagent dispatched; `text` is its id or description
   Violation,  // a denial the kdispatch sandbox recorded; `text` names layer and op
   Finish,     // the author's finish payload (kdispatch); `text` is its ledger
+  // A supervising person's decision about a call (kdispatch author --supervise): `tool` is the
+  // decision (approved, approved_by_prefix, prefix_approved, denied, stopped, note), `text`
+  // what it was about and why. A denial is the person's, never a refusal of the sandbox.
+  Supervision,
 };
 
 const char* event_kind_name(EventKind kind);

@@ -59,6 +59,25 @@ void tool_call(const nlohmann::json& data, ImportState& st) {
   }
 }
 
+// "denied run `make -j` (call p1): use the screen mode first".
+void decision(const nlohmann::json& data, ImportState& st) {
+  Event e;
+  e.kind = EventKind::Supervision;
+  e.tool = str_of(data, "decision");
+  auto cmd = data.find("command");
+  std::string what = cmd != data.end() && cmd->is_array()
+                         ? join_argv(*cmd)
+                         : str_of(data, "message").substr(0, str_of(data, "message").find('\n'));
+  e.text = e.tool + " " + str_of(data, "tool") + " `" + what + "` (call " +
+           str_of(data, "tool_call_id") + ")";
+  if (e.tool == "denied") e.text += ": " + str_of(data, "reason");
+  if (e.tool == "note") e.text += ": " + str_of(data, "text");
+  auto prefix = data.find("prefix");
+  if (prefix != data.end() && prefix->is_array())
+    e.text += " by prefix `" + join_argv(*prefix) + "`";
+  st.emit(std::move(e));
+}
+
 }  // namespace
 
 void import_kdispatch_record(const nlohmann::json& rec, ImportState& st) {
@@ -98,6 +117,8 @@ void import_kdispatch_record(const nlohmann::json& rec, ImportState& st) {
     e.text = str_of(data, "layer") + " denied " + str_of(data, "op") + " " + str_of(data, "path") +
              " (" + str_of(data, "errno") + ")";
     st.emit(std::move(e));
+  } else if (type == records::kDecision) {
+    decision(data, st);
   } else if (type == records::kEnd) {
     auto fin = data.find("finish");
     if (fin != data.end() && fin->is_object()) {

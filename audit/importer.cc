@@ -41,6 +41,8 @@ const char* event_kind_name(EventKind kind) {
       return "violation";
     case EventKind::Finish:
       return "finish";
+    case EventKind::Supervision:
+      return "supervision";
   }
   return "?";
 }

@@ -53,6 +53,8 @@ std::string render_text(const AuditReport& r) {
     out += "CORRECT: " + std::string(rule.correct) + "\n";
     out += "RE-READ: " + std::string(rule.reread) + "\n";
   }
+  for (const auto& d : r.supervision)
+    out += "SUPERVISOR " + d.text + " (" + d.evidence + ")\n";
   return out + summary_line(r) + "\n";
 }
 
@@ -81,6 +83,10 @@ std::string render_json(const AuditReport& r) {
                        {"reason", f.chain->reason}};
     doc["files"].push_back(std::move(file));
   }
+  doc["supervision"] = nlohmann::json::array();
+  for (const auto& d : r.supervision)
+    doc["supervision"].push_back(
+        {{"decision", d.decision}, {"text", d.text}, {"evidence", d.evidence}});
   doc["events"] = r.events;
   doc["not_checked"] = r.not_checked;
   doc["suppressed"] = r.suppressed;

@@ -146,6 +146,8 @@ void merge_report(AuditReport& into, AuditReport part) {
     into.suppressed[rule] += n;
   for (const auto& [kind, n] : part.events)
     into.events[kind] += n;
+  for (auto& d : part.supervision)
+    into.supervision.push_back(std::move(d));
 }
 
 }  // namespace kd::audit

@@ -60,6 +60,8 @@ int cmd_author(const Args& args) {
               to_string(r.session.end_reason).c_str(), r.session.turns, r.session.tool_calls,
               r.session.input_tokens + r.session.output_tokens, r.session.cost_usd,
               r.session.transcript_head.c_str());
+  if (r.session.end_reason == contract::EndReason::stopped())
+    std::printf("stopped by the supervising person: nothing goes to the verifier\n");
   return r.session.end_reason == contract::EndReason::finished() ? kExitOk : kExitRefused;
 }
 

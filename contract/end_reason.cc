@@ -18,6 +18,8 @@ std::string to_string(const EndReason& r) {
       return std::string(kBudget) + r.detail;
     case EndReason::Kind::Provider:
       return std::string(kProvider) + r.detail;
+    case EndReason::Kind::Stopped:
+      return "stopped_by_supervisor";
   }
   return "ended_without_finish";
 }
@@ -25,6 +27,7 @@ std::string to_string(const EndReason& r) {
 std::optional<EndReason> parse_end_reason(std::string_view s) {
   if (s == "finished") return EndReason::finished();
   if (s == "ended_without_finish") return EndReason::without_finish();
+  if (s == "stopped_by_supervisor") return EndReason::stopped();
   if (s.substr(0, kBudget.size()) == kBudget && s.size() > kBudget.size())
     return EndReason::budget(std::string(s.substr(kBudget.size())));
   if (s.substr(0, kProvider.size()) == kProvider && s.size() > kProvider.size())

@@ -11,6 +11,7 @@ inline constexpr const char* kToolCall = "tool_call";      // a call the model m
 inline constexpr const char* kToolResult = "tool_result";  // what the model was told
 inline constexpr const char* kViolation = "violation";     // a refusal the sandbox recorded
 inline constexpr const char* kNote = "note";               // retries, nudges, resumes
+inline constexpr const char* kDecision = "decision";       // a supervising person's answer or note
 inline constexpr const char* kEnd = "end";                 // the session's result
 
 }  // namespace kd::contract::transcript

@@ -212,8 +212,8 @@ AuthorReport run_author(const AuthorOptions& o) {
   spec.chip = chip;
   std::unique_ptr<sandbox::Box> box = sandbox::Box::open(spec);
 
-  std::optional<Supervisor> supervisor;
-  if (o.supervise) supervisor.emplace(STDIN_FILENO, STDOUT_FILENO);
+  std::optional<TerminalSupervisor> terminal;
+  Supervisor* supervisor = o.supervise ? &terminal.emplace(STDIN_FILENO, STDOUT_FILENO) : nullptr;
   AuthorToolConfig tc;
   tc.box = box.get();
   tc.chip = chip;
@@ -222,7 +222,7 @@ AuthorReport run_author(const AuthorOptions& o) {
   tc.branch = wt.branch;
   tc.family = o.family;
   tc.experiment = o.experiment;
-  tc.supervisor = supervisor ? &*supervisor : nullptr;
+  tc.supervisor = supervisor;
   tc.env["KD_ARTIFACT_DIR"] = artifact_dir.string();
   tc.env.merge(sandbox::tool_env(o.tool_dirs));
   if (dispatched)
@@ -278,7 +278,10 @@ AuthorReport run_author(const AuthorOptions& o) {
         if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".") return false;
         return agent_regular_file(artifact_dir, rel);
       };
-  if (supervisor) sc.on_text = [&](std::string_view text) { supervisor->show(text); };
+  if (supervisor) {
+    sc.on_text = [supervisor](std::string_view text) { supervisor->show(text); };
+    sc.on_turn_start = [supervisor](int turn) { supervisor->turn(turn); };
+  }
   sc.resume = dispatched.has_value();
   // Each complete turn is journalled as it happens: a resume knows what was paid for.
   sc.on_turn = [&](const agents::SessionResult& so_far) {

@@ -24,7 +24,7 @@ struct AuthorOptions {
   std::filesystem::path run_root = "run-root";
   agents::ModelConfig model;
   agents::Budgets budgets;
-  bool supervise = false;
+  bool supervise = false;  // run, run_on_chip and commit wait for the terminal's decision
   // Read-only into the box at the same path, e.g. a CPU verify tool the family's commands use.
   std::vector<std::filesystem::path> tool_dirs;
   JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here

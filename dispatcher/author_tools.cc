@@ -36,10 +36,28 @@ ToolOutcome file_failure(const sandbox::FileResult& r, const std::string& op,
   return error(op + " " + path + " failed: " + r.error, std::move(record));
 }
 
-std::string shell_summary(const json& command) {
-  std::string out;
-  for (const auto& a : command)
-    out += (out.empty() ? "" : " ") + a.get<std::string>();
+// A call the supervising person did not approve: denied (the model reads the reason) or
+// stopped (the session ends).
+ToolOutcome not_approved(const std::string& tool, const Decision& d) {
+  std::string text = d.stop ? "not run: the supervising person stopped the session"
+                            : "the supervising person denied this " + tool + " call: " + d.reason;
+  ToolOutcome out = error(text + Supervisor::for_model(d), json{{"decisions", d.records}});
+  out.stop = d.stop;
+  return out;
+}
+
+// An approved call, run: the decisions travel with its outcome whatever it is (a failure of
+// the tool included), and its notes reach the model with its result.
+template <typename Run>
+ToolOutcome supervised(const Decision& d, const std::string& tool, Run&& run) {
+  ToolOutcome out;
+  try {
+    out = run();
+  } catch (const Error& e) {
+    out = error(tool + " failed: " + e.what());
+  }
+  out.content += Supervisor::for_model(d);
+  out.record["decisions"] = d.records;
   return out;
 }
 
@@ -76,10 +94,10 @@ ToolOutcome AuthorToolHost::call(const agents::ToolCall& call) {
     if (call.name == "list_dir") return list_dir(in);
     if (call.name == "write_file") return write_file(in);
     if (call.name == "edit_file") return edit_file(in);
-    if (call.name == "run") return run(in, false);
-    if (call.name == "run_on_chip") return run(in, true);
+    if (call.name == "run") return run(in, false, call.id);
+    if (call.name == "run_on_chip") return run(in, true, call.id);
     if (call.name == "git_diff") return git_diff(in);
-    if (call.name == "commit") return commit(in);
+    if (call.name == "commit") return commit(in, call.id);
     if (call.name == "finish") return {cfg_.finish_reply, false, json::object(), true};
   } catch (const Error& e) {
     return error(call.name + " failed: " + e.what());
@@ -135,7 +153,7 @@ ToolOutcome AuthorToolHost::edit_file(const json& in) {
   return {"edited " + path, false, json::object(), false};
 }
 
-ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
+ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string& call_id) {
   sandbox::RunRequest req;
   for (const auto& a : in["command"])
     req.argv.push_back(a.get<std::string>());
@@ -143,12 +161,16 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip) {
   req.timeout_s = in.value("timeout_s", 600);
   req.use_chip = on_chip;
   req.env = cfg_.env;
-  std::string tool = on_chip ? "run_on_chip" : "run";
-  if (cfg_.supervisor && !cfg_.supervisor->approve(tool, shell_summary(in["command"]))) {
-    return error("the supervisor denied this " + tool + " call");
-  }
+  const std::string tool = on_chip ? "run_on_chip" : "run";
+  if (!cfg_.supervisor) return run_approved(req);
+  const Decision decision = cfg_.supervisor->decide({tool, call_id, req.argv, ""});
+  if (!decision.approved) return not_approved(tool, decision);
+  return supervised(decision, tool, [&] { return run_approved(req); });
+}
+
+ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
   std::optional<ChipLock> lock;
-  if (on_chip) {
+  if (req.use_chip) {
     // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -181,7 +203,7 @@ ToolOutcome AuthorToolHost::git_diff(const json& in) {
   return {diff.empty() ? "(no uncommitted changes)" : diff, false, json::object(), false};
 }
 
-ToolOutcome AuthorToolHost::commit(const json& in) {
+ToolOutcome AuthorToolHost::commit(const json& in, const std::string& call_id) {
   std::string message = in["message"];
   contract::CommitSubject subject;
   if (!contract::parse_commit_subject(message, &subject)) {
@@ -198,10 +220,16 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
   std::vector<std::string> paths;
   for (const auto& p : in.value("paths", json::array()))
     paths.push_back(p.get<std::string>());
-  if (cfg_.supervisor &&
-      !cfg_.supervisor->approve("commit", message.substr(0, message.find('\n')))) {
-    return error("the supervisor denied this commit");
-  }
+  if (!cfg_.supervisor) return commit_approved(message, subject.candidate, paths);
+  const Decision decision = cfg_.supervisor->decide({"commit", call_id, {}, message});
+  if (!decision.approved) return not_approved("commit", decision);
+  return supervised(decision, "commit",
+                    [&] { return commit_approved(message, subject.candidate, paths); });
+}
+
+ToolOutcome AuthorToolHost::commit_approved(const std::string& message,
+                                            const std::string& candidate,
+                                            const std::vector<std::string>& paths) {
   // Every candidate commit carries the experiment footer, so the final one does too.
   std::string full = message;
   if (!contract::has_exp_footer(full))
@@ -217,7 +245,7 @@ ToolOutcome AuthorToolHost::commit(const json& in) {
     }
   }
   git::CommitInfo c = git::commit_all(cfg_.worktree, cfg_.gitdir, cfg_.branch, full, paths);
-  if (cfg_.on_commit) cfg_.on_commit(c, subject.candidate);
+  if (cfg_.on_commit) cfg_.on_commit(c, candidate);
   {
     std::lock_guard<std::mutex> lock(mu_);
     commits_.push_back(c);

@@ -27,7 +27,7 @@ struct AuthorToolConfig {
   std::string branch;
   std::string family;                // slug
   std::string experiment;            // vNNN
-  Supervisor* supervisor = nullptr;  // --supervise: approvals for run, run_on_chip, commit
+  Supervisor* supervisor = nullptr;  // --supervise: decisions for run, run_on_chip, commit
   // Called after each commit (the pipeline journals it before the model hears of it).
   std::function<void(const git::CommitInfo&, const std::string& candidate)> on_commit;
   double chip_wait_s = 3600;  // how long run_on_chip waits for a busy chip before giving up
@@ -49,9 +49,12 @@ class AuthorToolHost : public agents::ToolHost {
   agents::ToolOutcome list_dir(const nlohmann::json& in);
   agents::ToolOutcome write_file(const nlohmann::json& in);
   agents::ToolOutcome edit_file(const nlohmann::json& in);
-  agents::ToolOutcome run(const nlohmann::json& in, bool on_chip);
+  agents::ToolOutcome run(const nlohmann::json& in, bool on_chip, const std::string& call_id);
+  agents::ToolOutcome run_approved(const sandbox::RunRequest& req);
   agents::ToolOutcome git_diff(const nlohmann::json& in);
-  agents::ToolOutcome commit(const nlohmann::json& in);
+  agents::ToolOutcome commit(const nlohmann::json& in, const std::string& call_id);
+  agents::ToolOutcome commit_approved(const std::string& message, const std::string& candidate,
+                                      const std::vector<std::string>& paths);
 
   AuthorToolConfig cfg_;
   mutable std::mutex mu_;

@@ -144,6 +144,13 @@ VerifyReport run_verify(const VerifyOptions& o) {
                                 provider_failure_message(f) +
                                 ": nothing to verify; retry it with `kdispatch run --resume`");
     }
+    // A session the supervising person stopped has no candidate it stands behind.
+    if (auto end = contract::parse_end_reason(run.end_reason);
+        end && end->kind == contract::EndReason::Kind::Stopped) {
+      throw Error(id.key() +
+                  ": the supervising person stopped the author session (stopped_by_supervisor): "
+                  "nothing to verify");
+    }
     // The author phase's inventory, unless this verification names another.
     std::optional<fs::path> chips = o.chips;
     if (!chips && !run.chips.empty()) chips = fs::path(run.chips);

@@ -204,6 +204,11 @@ std::string render_record(const json& r) {
     return line + d.value("name", "") + (d.value("is_error", false) ? " (error) " : " ") +
            clip(text("content"), 1000);
   if (type == records::kNote) return line + clip(text("text"), 1000);
+  if (type == records::kDecision)
+    return line + d.value("decision", "") + " " + d.value("tool", "") + " " +
+           clip(d.value("command", d.value("message", json())).dump(), 500) +
+           (d.contains("reason") ? ": " + text("reason") : "") +
+           (d.contains("text") ? ": " + text("text") : "");
   if (type == records::kRequest) return line + "(request to the provider)";
   return line + clip(d.dump(), 1000);
 }

@@ -147,6 +147,8 @@ class Reader {
       e.text = str(d, "text");
       e.highlight = d.contains("nudge");
       if (d.contains("message")) e.detail = str(d, "message");
+    } else if (type == rec::kDecision) {
+      decision(d, e);
     } else if (type == rec::kEnd) {
       e.kind = Entry::Kind::End;
       v_.end_reason = str(d, "reason");
@@ -172,6 +174,26 @@ class Reader {
   }
 
  private:
+  // "supervisor denied run `make -j`: use the screen mode first", shown as a note.
+  static void decision(const json& d, Entry& e) {
+    e.kind = Entry::Kind::Note;
+    const std::string what = str(d, "decision");
+    std::string about;
+    auto cmd = d.find("command");
+    if (cmd != d.end() && cmd->is_array()) {
+      for (const auto& w : *cmd)
+        about += (about.empty() ? "" : " ") + (w.is_string() ? w.get<std::string>() : w.dump());
+    } else {
+      about = str(d, "message").substr(0, str(d, "message").find('\n'));
+    }
+    e.text = "supervisor " + what + " " + str(d, "tool") + " `" + about + "`";
+    if (what == "denied") e.text += ": " + str(d, "reason");
+    if (what == "note") e.text += ": " + str(d, "text");
+    if (d.contains("prefix")) e.text += " (prefix " + d["prefix"].dump() + ")";
+    e.call.id = str(d, "tool_call_id");
+    e.highlight = what == "denied" || what == "stopped" || what == "note";
+  }
+
   void header(const json& r, const json& d, Entry& e) {
     e.kind = Entry::Kind::Header;
     v_.role = str(r, "role");

@@ -7,6 +7,7 @@
 #include "audit/auditor.h"
 #include "audit/context.h"
 #include "audit/policy.h"
+#include "audit/report.h"
 #include "tests/support/fixtures.h"
 
 namespace kd::audit {
@@ -457,6 +458,48 @@ TEST(AuditRules, SandboxViolationRecordsAreFindings) {
             std::string::npos)
       << dump(r);
   EXPECT_EQ(audit_exit_status(r), 2);
+}
+
+// A command the supervising person denied is their decision, not a refusal of the sandbox: it is
+// listed apart from the findings, and the exit status does not count it.
+TEST(AuditRules, SupervisorDecisionsAreListedApartFromFindings) {
+  TempDir dir;
+  test::TranscriptBuilder t;
+  t.header(dir / "wt");
+  t.tool_call("run", {{"command", json::array({"make", "bench"})}});
+  t.add("decision", {{"decision", "note"},
+                     {"tool", "run"},
+                     {"by", "terminal"},
+                     {"command", json::array({"make", "bench"})},
+                     {"text", "keep it short"},
+                     {"tool_call_id", "c1"}});
+  t.add("decision", {{"decision", "denied"},
+                     {"tool", "run"},
+                     {"by", "terminal"},
+                     {"command", json::array({"make", "bench"})},
+                     {"reason", "not before the screen run"},
+                     {"tool_call_id", "c1"}});
+  t.add("tool_result", {{"id", "c1"}, {"name", "run"}, {"is_error", true}, {"content", "denied"}});
+  t.add("decision", {{"decision", "approved"},
+                     {"tool", "commit"},
+                     {"by", "terminal"},
+                     {"message", "cand1(x v001): a — b"},
+                     {"tool_call_id", "c2"}});
+  t.end();
+  AuditReport r = audit(t.write(dir, "t.jsonl"));
+  EXPECT_TRUE(r.findings.empty()) << dump(r);
+  EXPECT_EQ(audit_exit_status(r), 0);
+  EXPECT_EQ(r.events["supervision"], 3u);
+  ASSERT_EQ(r.supervision.size(), 2u);  // a plain approval is only counted
+  EXPECT_EQ(r.supervision[0].decision, "note");
+  EXPECT_EQ(r.supervision[1].decision, "denied");
+  EXPECT_EQ(r.supervision[1].text,
+            "denied run `'make' 'bench'` (call c1): not before the screen run");
+  EXPECT_NE(render_text(r).find("SUPERVISOR denied run `'make' 'bench'` (call c1): not before the "
+                                "screen run"),
+            std::string::npos)
+      << render_text(r);
+  EXPECT_EQ(r.files[0].unknown.size(), 0u);
 }
 
 // A run directory's record names the wiki, the runs' root and the home repository: a write
