@@ -17,24 +17,25 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// Every campaign journal at or below `root`, a few levels deep (a demo root, a run root, a
-// campaign directory or a folder above them), skipping git internals and worktrees.
+// Every campaign journal in `dir` and the directories below it down to `depth` more levels (a
+// demo root, a run root, a campaign directory or a folder above them), skipping git internals.
+// A directory that cannot be read, or that another process removes meanwhile, is passed over:
+// the folder may be shared with live runs.
+void find_journals(const fs::path& dir, int depth, std::vector<fs::path>& out) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "journal.jsonl", ec)) out.push_back(dir / "journal.jsonl");
+  if (depth == 0) return;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (name != ".git" && name != ".repo" && it->is_directory(type_ec) && !it->is_symlink(type_ec))
+      find_journals(it->path(), depth - 1, out);
+  }
+}
+
 std::vector<fs::path> find_journals(const fs::path& root) {
   std::vector<fs::path> out;
-  if (fs::is_regular_file(root / "journal.jsonl")) out.push_back(root / "journal.jsonl");
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(
-           root, fs::directory_options::skip_permission_denied, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    const std::string name = it->path().filename().string();
-    if (it->is_directory(ec) && (name == ".git" || name == ".repo" || it.depth() >= 4)) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (name == "journal.jsonl" && it.depth() > 0 && it->is_regular_file(ec))
-      out.push_back(it->path());
-  }
+  find_journals(root, 4, out);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -85,7 +86,13 @@ int cmd_status(const Args& args) {
     CampaignView v;
     v.dir = path.parent_path();
     v.live = dispatcher::campaign_liveness(v.dir.parent_path(), now_s);
-    v.states = dispatcher::fold_journal(dispatcher::Journal::read(path));
+    try {
+      v.states = dispatcher::fold_journal(dispatcher::Journal::read(path));
+    } catch (const Error&) {
+      std::error_code ec;
+      if (!fs::exists(path, ec)) continue;  // removed since it was found
+      throw;
+    }
     views.push_back(std::move(v));
   }
 
