@@ -173,7 +173,9 @@ json RequestRebuilder::apply(const json& data) {
   if (!append.is_array()) throw std::runtime_error("request append is not an array");
   for (auto& m : append)
     msgs.push_back(std::move(m));
-  for (const auto& ref : data.value("refs", json::array())) {
+  const json refs = data.value("refs", json::array());
+  if (!refs.is_array()) throw std::runtime_error("request refs is not an array");
+  for (const auto& ref : refs) {
     if (!ref.is_array() || ref.size() != 3 || !ref[0].is_number_unsigned() || !ref[1].is_string() ||
         !ref[2].is_number_unsigned()) {
       throw std::runtime_error("request ref is not [message, pointer, seq]");
