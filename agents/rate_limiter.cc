@@ -149,7 +149,10 @@ asio::awaitable<bool> RateLimiter::acquire(long tokens) {
     tokens_.refill(now);
     requests_.level -= 1;
     tokens_.level -= static_cast<double>(tokens);
-    double w = std::max(requests_.wait_s(),
+    const double reserve =
+        std::min(requests_.capacity / 4,
+                 requests_.rate_per_s * std::chrono::duration<double>(opt_.jitter_reserve).count());
+    double w = std::max(requests_.wait_s(reserve),
                         tokens_.known && tokens_.capacity >= tokens ? tokens_.wait_s() : 0.0);
     until = std::max(frozen_until_, now + std::chrono::microseconds(static_cast<long>(w * 1e6)));
   }

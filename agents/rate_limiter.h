@@ -37,6 +37,11 @@ class RateLimiter {
     std::chrono::milliseconds cut_debounce{2'000};    // one cut per 429 episode
     std::chrono::milliseconds restore_after{5'000};   // quiet time before the cap grows again
     std::chrono::milliseconds default_freeze{1'000};  // a 429 that names no delay
+    // Requests left in the provider's bucket, as this much time of its refill: requests and
+    // answers take varying times in transit, and a bucket run to its last request answers 429
+    // whenever one arrives sooner after the one before it than they were sent. The reserve
+    // costs no throughput once the bucket is drained (the rate is the same), only its start.
+    std::chrono::milliseconds jitter_reserve{100};
   };
   struct Stats {
     long requests = 0;
@@ -73,7 +78,10 @@ class RateLimiter {
     double rate_per_s = 0;
     std::chrono::steady_clock::time_point at;
     void refill(std::chrono::steady_clock::time_point now);
-    double wait_s() const { return known && level < 0 && rate_per_s > 0 ? -level / rate_per_s : 0; }
+    // Until the level is back at `reserve` (the debt repaid with something left over).
+    double wait_s(double reserve = 0) const {
+      return known && level < reserve && rate_per_s > 0 ? (reserve - level) / rate_per_s : 0;
+    }
     void clamp(double limit, double remaining, double reset_in_s,
                std::chrono::steady_clock::time_point now);
   };

@@ -225,6 +225,7 @@ class Session {
   asio::awaitable<ToolOutcome> run_call(const ToolCall& call);
   asio::awaitable<ToolOutcome> call_host(const ToolCall& call);
   void record_result(const ToolCall& call, const ToolOutcome& out);
+  void note_output(const std::string& content, long seq);
   void nudge_or_end();
   asio::awaitable<void> turn_done();
   asio::awaitable<SessionResult> end();
@@ -249,6 +250,8 @@ class Session {
   ContextWindow context_;
   json last_body_;  // the last request recorded (redacted): the next one records what changed
   size_t last_body_bytes_ = 0;
+  // The tool outputs the transcript holds: a request refers to them rather than repeating them.
+  contract::transcript::RecordedOutputs outputs_;
 };
 
 Session::Session(SessionConfig cfg, ToolHost& host, HttpClient& http, const ModelHandle& model,
@@ -340,10 +343,13 @@ void Session::take_up_conversation() {
   conv_.messages.push_back({Message::Kind::user, cfg_.first_user_message, {}, {}});
   for (auto& m : resumed_.messages) {
     if (m.kind == Message::Kind::assistant) ++asked_;
+    for (const ToolResult& r : m.results)
+      if (!r.masked) note_output(r.content, r.record_seq);
     conv_.messages.push_back(std::move(m));
   }
   take_counts(res_, resumed_);
   nudges_ = resumed_.nudges;
+  context_.calibrate(static_cast<size_t>(resumed_.calibration_bytes), resumed_.calibration_tokens);
 }
 
 bool Session::budget_spent() {
@@ -444,11 +450,12 @@ bool Session::cost_reserved() {
 void Session::record_request(int attempt, const json& body) {
   json redacted = body;
   tw_->redact(redacted);
-  json data = contract::transcript::request_delta(last_body_, redacted);
+  json data = contract::transcript::request_delta(last_body_, redacted, outputs_);
   data["turn"] = turn_no_;
   data["attempt"] = attempt;
   data["provider"] = model_.endpoint.wire;
   last_body_bytes_ = contract::transcript::request_bytes(body).size();
+  data["bytes"] = last_body_bytes_;  // with the response's token count: a resume's calibration
   last_body_ = std::move(redacted);
   tw_->append(records::kRequest, std::move(data));
 }
@@ -555,11 +562,20 @@ void Session::record_result(const ToolCall& call, const ToolOutcome& out) {
   result["is_error"] = out.is_error;
   result["content"] = out.content;
   tw_->append(records::kToolResult, result);
+  note_output(out.content, static_cast<long>(tw_->records()) - 1);
   for (auto& v : violations) {
     if (!v.is_object()) continue;
     v["tool_call_id"] = call.id;
     tw_->append(records::kViolation, v);
   }
+}
+
+// Indexed as the record stores it (redacted), which is how the request record sees it too.
+void Session::note_output(const std::string& content, long seq) {
+  if (seq < 0 || content.size() < contract::transcript::kMinRefBytes) return;
+  json c = content;
+  tw_->redact(c);
+  outputs_[sha256_hex(c.get<std::string>())] = static_cast<std::uint64_t>(seq);
 }
 
 // After a response without tool calls: remind the model, or give up on it.

@@ -47,6 +47,8 @@ class Rebuilder {
     if (type == records::kHeader) {
       st_.header = d;
       segment_start_ = ts;
+    } else if (type == records::kRequest) {
+      request_bytes_ = d.value("bytes", 0L);
     } else if (type == records::kResponse) {
       response(d);
     } else if (type == records::kToolCall) {
@@ -104,6 +106,10 @@ class Rebuilder {
     t.usage.input_tokens = u.at("input_tokens").get<long>();
     t.usage.output_tokens = u.at("output_tokens").get<long>();
     t.usage.reported = u.at("reported").get<bool>();
+    if (t.usage.reported && request_bytes_ > 0) {
+      st_.calibration_bytes = request_bytes_;
+      st_.calibration_tokens = t.usage.input_tokens;
+    }
     if (u.contains("cache_read_tokens"))
       t.usage.cache_read_tokens = u["cache_read_tokens"].get<long>();
     if (u.contains("cache_write_5m_tokens"))
@@ -210,6 +216,7 @@ class Rebuilder {
   ResumeState& st_;
   std::optional<Pending> pending_;
   long seq_ = 0;
+  long request_bytes_ = 0;  // the last request record's size as sent
   double segment_start_ = 0, last_ts_ = 0;
 };
 

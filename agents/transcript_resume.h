@@ -44,6 +44,11 @@ struct ResumeState {
   long cache_read_tokens = 0;
   long cache_write_tokens = 0;
   int masking_steps = 0;
+  // The last request's size as sent and the input tokens the provider counted for it (0 when
+  // none was recorded): the context window's estimate picks up where it was, so a resumed
+  // session masks when the original would have.
+  long calibration_bytes = 0;
+  long calibration_tokens = 0;
   bool usage_estimated = false;
   int nudges = 0;
   double active_s = 0;  // wall time of the session's processes, from the records' timestamps

@@ -13,7 +13,6 @@
 #include "common/exit_codes.h"
 #include "common/sha256.h"
 #include "contract/transcript_chain.h"
-#include "contract/transcript_records.h"
 #include "contract/transcript_requests.h"
 #include "report/terminal.h"
 #include "report/transcript_view.h"
@@ -30,8 +29,8 @@ struct Replay {
   std::string reason;
 };
 
-// Rebuilds every request body from the linear request records and checks each against its
-// recorded digest (contract/transcript_requests.h).
+// Rebuilds every request body from the linear request records and the tool outputs they refer
+// to, and checks each against its recorded digest (contract/transcript_requests.h).
 Replay replay_requests(const std::filesystem::path& path) {
   Replay out;
   std::ifstream in(path);
@@ -47,10 +46,11 @@ Replay replay_requests(const std::filesystem::path& path) {
   std::string line;
   for (std::uint64_t n = 1; std::getline(in, line); ++n) {
     nlohmann::json rec = nlohmann::json::parse(line, nullptr, false);
-    if (!rec.is_object() || rec.value("type", "") != contract::transcript::kRequest) continue;
+    if (!rec.is_object()) continue;
     try {
-      rebuild.apply(rec.at("data"));
-      ++out.requests;
+      // tool_result records too: a request refers to the outputs they hold.
+      if (rebuild.feed(rec.at("seq").get<std::uint64_t>(), rec.value("type", ""), rec.at("data")))
+        ++out.requests;
     } catch (const std::exception& e) {
       out.broken_line = n;
       out.reason = std::string("request not reconstructible: ") + e.what();

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/sha256.h"
+#include "contract/transcript_records.h"
 
 namespace kd::contract::transcript {
 
@@ -44,9 +45,43 @@ json unmarked_messages(const json& body) {
   return msgs;
 }
 
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Replaces the recorded outputs among the strings of `v` (part of message `message`, at
+// `pointer`) by null and notes a ref for each.
+void take_refs(json& v, size_t message, const std::string& pointer, const RecordedOutputs& outputs,
+               json& refs) {
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.size() < kMinRefBytes) return;
+    auto it = outputs.find(sha256_hex(s));
+    if (it == outputs.end()) return;
+    refs.push_back(json::array({message, pointer, it->second}));
+    v = nullptr;
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i)
+      take_refs(v[i], message, pointer + "/" + std::to_string(i), outputs, refs);
+  } else if (v.is_object()) {
+    for (auto& [key, item] : v.items())
+      take_refs(item, message, pointer + "/" + pointer_token(key), outputs, refs);
+  }
+}
+
 }  // namespace
 
-json request_delta(const json& previous, const json& body) {
+json request_delta(const json& previous, const json& body, const RecordedOutputs& outputs) {
   json msgs = body.contains("messages") ? body["messages"] : json::array();
   json marks = take_marks(msgs);
   json fields = body;
@@ -65,12 +100,41 @@ json request_delta(const json& previous, const json& body) {
   }
   out["keep"] = keep;
   json append = json::array();
-  for (size_t i = keep; i < msgs.size(); ++i)
-    append.push_back(msgs[i]);
+  json refs = json::array();
+  for (size_t i = keep; i < msgs.size(); ++i) {
+    append.push_back(std::move(msgs[i]));
+    if (!outputs.empty()) take_refs(append.back(), i, "", outputs, refs);
+  }
   out["append"] = std::move(append);
+  if (!refs.empty()) out["refs"] = std::move(refs);
   if (!marks.empty()) out["marks"] = std::move(marks);
   out["sha256"] = request_digest(body);
   return out;
+}
+
+std::optional<json> RequestRebuilder::feed(std::uint64_t seq, const std::string& type,
+                                           const json& data) {
+  if (type == kToolResult) add_output(seq, data);
+  if (type == kRequest) return apply(data);
+  return std::nullopt;
+}
+
+void RequestRebuilder::add_output(std::uint64_t seq, const json& data) {
+  if (!data.is_object()) return;
+  if (auto c = data.find("content"); c != data.end() && c->is_string()) {
+    outputs_[seq] = {c->get<std::string>(), false};
+  } else if (auto r = data.find("content_ref"); r != data.end() && r->is_string()) {
+    outputs_[seq] = {r->get<std::string>(), true};
+  }
+}
+
+std::string RequestRebuilder::output(std::uint64_t seq) const {
+  auto it = outputs_.find(seq);
+  if (it == outputs_.end()) {
+    throw std::runtime_error("request refers to record " + std::to_string(seq) +
+                             ", which is no earlier tool_result with a content");
+  }
+  return it->second.in_blob ? blobs_(it->second.text) : it->second.text;
 }
 
 json RequestRebuilder::apply(const json& data) {
@@ -109,6 +173,26 @@ json RequestRebuilder::apply(const json& data) {
   if (!append.is_array()) throw std::runtime_error("request append is not an array");
   for (auto& m : append)
     msgs.push_back(std::move(m));
+  const json refs = data.value("refs", json::array());
+  if (!refs.is_array()) throw std::runtime_error("request refs is not an array");
+  for (const auto& ref : refs) {
+    if (!ref.is_array() || ref.size() != 3 || !ref[0].is_number_unsigned() || !ref[1].is_string() ||
+        !ref[2].is_number_unsigned()) {
+      throw std::runtime_error("request ref is not [message, pointer, seq]");
+    }
+    size_t i = ref[0].get<size_t>();
+    const std::string where = "request ref [" + std::to_string(i) + ", " + ref[1].dump() + "]";
+    if (i < keep || i >= msgs.size())
+      throw std::runtime_error(where + " names no appended message");
+    json* slot = nullptr;
+    try {
+      slot = &msgs[i].at(json::json_pointer(ref[1].get<std::string>()));
+    } catch (const json::exception& e) {
+      throw std::runtime_error(where + ": " + e.what());
+    }
+    if (!slot->is_null()) throw std::runtime_error(where + " names a value, not a null");
+    *slot = output(ref[2].get<std::uint64_t>());
+  }
   body["messages"] = std::move(msgs);
   last_ = body;  // unmarked, as the next record's keep counts
   if (data.contains("marks")) {

@@ -81,6 +81,18 @@ std::string request_summary(const json& d) {
   if (d.contains("body_ref"))
     return out + ", full request stored in blobs/ (" + std::to_string(num(d, "body_bytes")) +
            " bytes)";
+  if (auto a = d.find("append"); a != d.end() && a->is_array()) {
+    auto refs = d.find("refs");
+    size_t r = refs != d.end() && refs->is_array() ? refs->size() : 0;
+    return out + ", " + std::to_string(num(d, "keep")) + " messages kept, " +
+           std::to_string(a->size()) + " new" +
+           (r ? " (" + std::to_string(r) + " tool output" + (r == 1 ? "" : "s") + " by reference)"
+              : "");
+  }
+  if (d.contains("append_ref"))
+    return out + ", " + std::to_string(num(d, "keep")) +
+           " messages kept, the new ones stored in blobs/ (" +
+           std::to_string(num(d, "append_bytes")) + " bytes)";
   for (const char* k : {"new_messages", "delta", "messages", "appended"}) {
     auto it = d.find(k);
     if (it != d.end() && it->is_array())

@@ -11,6 +11,7 @@
 #include "agents/tools.h"
 #include "common/files.h"
 #include "common/policy_path.h"
+#include "contract/transcript_chain.h"
 #include "contract/transcript_requests.h"
 #include "tests/agents/test_util.h"
 #include "tests/support/process.h"
@@ -147,18 +148,20 @@ TEST_P(LongSessionWire, MaskingKeepsTheSessionInsideItsWindowAndTheTranscriptLin
   json last;
   size_t big_requests = 0, requests = 0;
   for (const auto& rec : records(r.transcript)) {
-    if (rec["type"] != "request") continue;
-    last = rebuild.apply(rec["data"]);
+    std::optional<json> body = rebuild.feed(rec["seq"], rec["type"], rec["data"]);
+    if (!body) continue;
+    last = *body;
     ++requests;
-    if (requests > 1 && rec["data"].dump().size() > 3 * 8000u) ++big_requests;
+    // Each tool output is stored once, in its tool_result record: a request refers to it.
+    if (requests > 1 && rec["data"].dump().size() > 8000u) ++big_requests;
   }
   std::string text = last.dump();
   EXPECT_NE(text.find("You write kernels."), std::string::npos);
   EXPECT_NE(text.find("author the family"), std::string::npos);
   EXPECT_NE(text.find("masked to keep the context window; transcript record"), std::string::npos);
-  // A request record holds one turn, not the conversation; only a masking step rewrites the
+  // A request record holds one turn without its outputs, even after a masking step rewrote the
   // history after its first stub.
-  EXPECT_LE(big_requests, static_cast<size_t>(r.result.masking_steps));
+  EXPECT_EQ(big_requests, 0u);
   auto v = kd::test::run_kdispatch({"transcript", "verify", r.transcript.string()});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   EXPECT_NE(v.out.find(std::to_string(requests) + " requests rebuilt"), std::string::npos) << v.out;
@@ -178,6 +181,57 @@ TEST_P(LongSessionWire, APromptTooLongIsRetriedOnceAfterMaskingDeeper) {
   EXPECT_GE(r.result.overflow_errors, 1);
   EXPECT_EQ(r.billing.overflows, r.result.overflow_errors);
   EXPECT_EQ(r.result.masking_steps, r.result.overflow_errors);
+}
+
+// Reseals every line after changing the data of `edited`: a chain that is intact again, so only
+// the replay of the requests can see the edit.
+std::string reseal(const std::vector<json>& recs, size_t edited, const json& data) {
+  std::string prev(contract::kZeroHash), text;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const json& r = recs[i];
+    contract::ChainRecord c{r["seq"],
+                            prev,
+                            r["ts"],
+                            r["session"],
+                            r["role"],
+                            r["type"],
+                            (i == edited ? data : r["data"]).dump()};
+    text += contract::seal_chain_line(c, &prev) + "\n";
+  }
+  return text;
+}
+
+TEST_P(LongSessionWire, AToolOutputIsStoredOnceAndAnEditOfItFailsVerify) {
+  const std::string wire = GetParam();
+  const int turns = 6;
+  Outcome r = run(run_script(turns, R"({"cache":true})"), wire, turns, 20000);
+  ASSERT_EQ(to_string(r.result.end_reason), "budget:turns");
+  std::vector<json> recs = records(r.transcript);
+  std::string text = read_file(r.transcript);
+  // Each 20 KB output once (its tool_result record), not again in the next request: with the
+  // brief, the tools and the records around them well under 1.5x the outputs (twice the
+  // outputs and more when they are repeated).
+  EXPECT_LT(text.size(), static_cast<size_t>(turns) * 20000 * 3 / 2) << text.size();
+  size_t result = 0, refs = 0;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    if (recs[i]["type"] == "tool_result" && result == 0) result = i;
+    if (recs[i]["type"] == "request") refs += recs[i]["data"].value("refs", json::array()).size();
+  }
+  EXPECT_EQ(refs, static_cast<size_t>(turns - 1)) << "every output but the last is sent again";
+  ASSERT_GT(result, 0u);
+  auto ok = kd::test::run_kdispatch({"transcript", "verify", r.transcript.string()});
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+
+  json data = recs[result]["data"];
+  std::string content = data["content"];
+  content[100] = content[100] == 'X' ? 'Y' : 'X';
+  data["content"] = content;
+  write_file_atomic(r.transcript, reseal(recs, result, data));
+  auto bad = kd::test::run_kdispatch({"transcript", "verify", r.transcript.string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("request not reconstructible: the rebuilt body does not match"),
+            std::string::npos)
+      << bad.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Wires, LongSessionWire, testing::Values("anthropic", "openai"),

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/sha256.h"
+
 namespace kd::contract::transcript {
 namespace {
 
@@ -100,6 +102,81 @@ TEST(TranscriptRequests, RecordsThatDoNotFitAreRefused) {
     json whole = {{"turn", 1}, {"body", b[0]}};  // a record from before linear transcripts
     EXPECT_EQ(rebuild.apply(whole), b[0]);
     EXPECT_EQ(request_bytes(rebuild.apply(request_delta(b[0], b[1]))), request_bytes(b[1]));
+  }
+}
+
+// An Anthropic-style conversation whose user turns carry tool outputs: output i is recorded at
+// seq 10 + i before the request that sends it.
+json tool_turn(int i) {
+  return {{"role", "user"},
+          {"content",
+           json::array({{{"type", "tool_result"},
+                         {"tool_use_id", "c" + std::to_string(i)},
+                         {"content", "out" + std::to_string(i) + std::string(5000, 'o')}}})}};
+}
+
+TEST(TranscriptRequests, AToolOutputIsReferredToNotRepeated) {
+  RequestRebuilder rebuild(
+      [](const std::string&) -> std::string { throw std::runtime_error("no blobs"); });
+  RecordedOutputs outputs;
+  json msgs = json::array({user("task", false)});
+  json prev = nullptr;
+  for (int i = 0; i < 5; ++i) {
+    msgs.push_back(assistant("call " + std::to_string(i)));
+    msgs.push_back(tool_turn(i));
+    const std::string out = msgs.back()["content"][0]["content"];
+    outputs[sha256_hex(out)] = 10 + i;
+    EXPECT_FALSE(rebuild.feed(10 + i, "tool_result", {{"id", "c"}, {"content", out}}));
+    json body = {{"model", "m"}, {"messages", msgs}};
+    json rec = request_delta(prev, body, outputs);
+    ASSERT_TRUE(rec.contains("refs"));
+    EXPECT_EQ(rec["refs"].back(), json::array({msgs.size() - 1, "/content/0/content", 10 + i}));
+    EXPECT_LT(rec.dump().size(), 1000u) << "the output is not repeated";
+    std::optional<json> rebuilt = rebuild.feed(20 + i, "request", rec);
+    ASSERT_TRUE(rebuilt);
+    EXPECT_EQ(request_bytes(*rebuilt), request_bytes(body));
+    prev = body;
+  }
+}
+
+TEST(TranscriptRequests, ARefToAnEditedOrMissingOutputIsRefused) {
+  auto no_blobs = [](const std::string&) -> std::string { throw std::runtime_error("no blobs"); };
+  json body = {{"model", "m"}, {"messages", json::array({user("task", false), tool_turn(0)})}};
+  const std::string out = body["messages"][1]["content"][0]["content"];
+  json rec = request_delta(nullptr, body, {{sha256_hex(out), 3}});
+  ASSERT_TRUE(rec.contains("refs"));
+  auto refused = [&](RequestRebuilder& rebuild, const json& r, const std::string& why) {
+    try {
+      rebuild.apply(r);
+      ADD_FAILURE() << "accepted; expected: " << why;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  {
+    RequestRebuilder rebuild(no_blobs);
+    rebuild.add_output(3, {{"content", out.substr(0, 100) + "edited" + out.substr(106)}});
+    refused(rebuild, rec, "does not match the recorded sha256");
+  }
+  {
+    RequestRebuilder rebuild(no_blobs);
+    rebuild.add_output(4, {{"content", out}});
+    refused(rebuild, rec, "refers to record 3, which is no earlier tool_result");
+  }
+  {
+    RequestRebuilder rebuild(no_blobs);
+    rebuild.add_output(3, {{"content", out}});
+    json moved = rec;
+    moved["refs"][0][1] = "/content/0/tool_use_id";
+    refused(rebuild, moved, "names a value, not a null");
+  }
+  {
+    RequestRebuilder rebuild([&](const std::string& d) {
+      if (d != sha256_hex(out)) throw std::runtime_error("no such blob");
+      return out;
+    });
+    rebuild.add_output(3, {{"content_ref", sha256_hex(out)}});
+    EXPECT_EQ(request_bytes(rebuild.apply(rec)), request_bytes(body)) << "an output in a blob";
   }
 }
 

@@ -50,15 +50,22 @@ TEST(TranscriptView, ReadsBothRequestFormsAndJoinsResultsToCalls) {
                       {"detail", "EACCES"}});
   t.add("request", {{"turn", 2}, {"attempt", 1}, {"new_messages", {1, 2}}});
   t.add("mystery", {{"x", 1}});
+  // A linear record whose output is a ref to the tool_result record.
+  t.add("request", {{"turn", 3},
+                    {"attempt", 1},
+                    {"keep", 3},
+                    {"append", {{{"role", "assistant"}}, {{"role", "user"}}}},
+                    {"refs", {{4, "/content/0/content", 4}}}});
   t.add("end", {{"reason", "finished"}});
   fs::path path = t.write(dir, "author/transcript.jsonl");
 
   report::TranscriptView v = report::read_transcript(path);
   EXPECT_TRUE(v.chain_ok) << v.chain_reason;
-  EXPECT_EQ(report::chain_status(v), "intact (9 records)");
-  ASSERT_EQ(v.entries.size(), 8u);  // the result joins its call
+  EXPECT_EQ(report::chain_status(v), "intact (10 records)");
+  ASSERT_EQ(v.entries.size(), 9u);  // the result joins its call
   EXPECT_EQ(v.entries[1].text, "attempt 1, full request: 3 messages");
   EXPECT_EQ(v.entries[5].text, "attempt 1, 2 new messages");
+  EXPECT_EQ(v.entries[7].text, "attempt 1, 3 messages kept, 2 new (1 tool output by reference)");
   const report::Entry& call = v.entries[3];
   ASSERT_EQ(call.kind, report::Entry::Kind::ToolCall);
   EXPECT_TRUE(call.call.has_result);
