@@ -16,6 +16,8 @@ work=$(mktemp -d /var/tmp/kd-verify-bench.XXXXXX)  # off /tmp: boxes mount their
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 now() { date +%s.%N; }
+# Debian's interpreter, the one build.sh gives numpy (another python3 may come first on PATH).
+py=/usr/bin/python3
 
 "$kd" demo --run-root "$work/demo" > /dev/null
 run="$work/demo/honest/runs/example/rms-norm-v002"
@@ -26,7 +28,7 @@ for i in $(seq "$reps"); do
   t0=$(now); "$kd" verify --run "$run" > /dev/null || true; t1=$(now)
   hard+=("$(echo "$t1 - $t0" | bc)")
   t0=$(now)
-  (cd "$snap" && python3 "$src/examples/tools/kverify" verify --baseline normkit/reference.py \
+  (cd "$snap" && "$py" "$src/examples/tools/kverify" verify --baseline normkit/reference.py \
      --candidate normkit/rms_norm.py --mode full --family rms-norm --bar 1.02 \
      --artifact-dir "$work/kv" --receipt "$work/kv/receipt.json" > /dev/null || true)
   t1=$(now)
@@ -38,10 +40,10 @@ echo "verification wall s: hardened $h, in-process kverify $s, ratio $(echo "sca
 
 parent=$("$build/bench/verify/bench_verify_parent" "$here/known_ratio_ref.py" \
          "$here/known_ratio_slow.py" "$src/workers/kd-pyworker")
-(cd "$here" && python3 "$src/examples/tools/kverify" verify --baseline known_ratio_ref.py \
+(cd "$here" && "$py" "$src/examples/tools/kverify" verify --baseline known_ratio_ref.py \
    --candidate known_ratio_slow.py --mode full --family agreement --bar 0 \
    --artifact-dir "$work/kv2" --receipt "$work/kv2/receipt.json" > /dev/null || true)
-python3 - "$parent" "$work/kv2/receipt.json" <<'PY'
+"$py" - "$parent" "$work/kv2/receipt.json" <<'PY'
 import json, sys
 parent, inproc = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))["speedup"]
 for clock in ("cpu", "wall"):
