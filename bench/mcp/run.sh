@@ -26,28 +26,12 @@ work=$(mktemp -d /var/tmp/kd-mcp.XXXXXX)  # off /tmp: boxes mount their own tmpf
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 "$build/bench/dispatcher/bench_gen_campaign" "$work/wiki" --families 4 --experiments 1 >/dev/null
+python3 "$tools/write_sim.py" "$work" 4 "$chip_s" "$pace_ms"
 
 python3 - "$kd" "$work" "$tools" "$calls" "$chip_s" "$pace_ms" "$idle_s" <<'PY'
 import json, os, subprocess, sys, time
 kd, work, tools = sys.argv[1], sys.argv[2], sys.argv[3]
 calls, chip_s, pace, idle_s = int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
-json.dump({"chips": [{"id": str(i), "kind": "cpu", "lock": f"{work}/chip{i}.lock"} for i in range(4)]},
-          open(f"{work}/chips.json", "w"))
-row = "| cand1 | kernel-authored | {{result.c1.sha}} | 0 / 0 | - | - | - | the one candidate of the simulation |"
-ledger = ("loaded: [index; BRIEFS.md]\n| candidate | class | committed SHA | parity (max abs / max rel) "
-          "| p50 ms (author-side) | vs naive | receipt | why kept/rejected |\n|---|---|---|---|---|---|---|---|\n" + row)
-turns = [
-  {"text": "Measuring the first candidate on the chip.",
-   "tool_calls": [{"id": "m1", "name": "run_on_chip", "input": {"command": ["sleep", str(chip_s)]}}]},
-  {"tool_calls": [{"id": "w1", "name": "edit_file", "input": {"path": "normkit/rms_norm.py",
-     "old_text": "import numpy as np", "new_text": "import numpy as np  # one pass"}}]},
-  {"tool_calls": [{"id": "c1", "name": "commit", "input": {"message": "cand1({{experiment}}): one pass — simulated"}}]},
-  {"tool_calls": [{"id": "f", "name": "finish", "input": {
-     "ledger": ledger, "final_candidate": {"path": "normkit/rms_norm.py", "sha": "{{result.c1.sha}}"},
-     "mechanism": "A simulated single pass.", "escalations": [], "blockers": [],
-     "abandoned": [{"candidate": "cand2", "reason": "simulation"}, {"candidate": "cand3", "reason": "simulation"}],
-     "compliance": "no-peek respected"}}]}]
-json.dump({"model": "fake-campaign", "pace_ms": pace, "turns": turns}, open(f"{work}/script.json", "w"))
 
 server = subprocess.Popen([kd, "mcp", "--run-root", f"{work}/mcp-runs", "--wiki", f"{work}/wiki"],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
