@@ -1,9 +1,7 @@
 // `kdispatch run` end to end: the queue of committed in_progress experiments, the journal,
 // `kdispatch status`, and resume after kill -9 injected right after each journal record type.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -14,6 +12,7 @@
 #include "common/files.h"
 #include "contract/transcript_chain.h"
 #include "git/repo.h"
+#include "tests/dispatcher/campaign_env.h"
 #include "tests/support/example_env.h"
 
 namespace kd {
@@ -81,33 +80,18 @@ TEST(RunCli, UnfinishedWorkNeedsResume) {
 // Starts `kdispatch run` on the example, sends `signals` once the journal shows the dispatch, and
 // returns the wait status.
 int run_and_signal(const test::ExampleEnv& env, int signals) {
-  std::vector<std::string> args = {KD_BINARY,    "run",
-                                   "--wiki",     env.wiki.string(),
-                                   "--provider", "fake",
-                                   "--script",   test::ExampleEnv::script("honest-author.json"),
-                                   "--chips",    env.chips.string(),
-                                   "--run-root", env.runs.string(),
-                                   "--tool-dir", env.tools.string()};
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, KD_BINARY, &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  test::Child child = test::spawn_kdispatch(
+      {"run", "--wiki", env.wiki.string(), "--provider", "fake", "--script",
+       test::ExampleEnv::script("honest-author.json"), "--chips", env.chips.string(), "--run-root",
+       env.runs.string(), "--tool-dir", env.tools.string()},
+      env.root / "run");
   for (int i = 0; i < 400 && !fs::exists(env.journal()); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   for (int i = 0; i < signals; ++i) {
-    ::kill(pid, SIGTERM);
+    child.kill(SIGTERM);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
+  return child.wait();
 }
 
 TEST(RunCli, OneSigtermLetsTheExperimentInFlightFinish) {
