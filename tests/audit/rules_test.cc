@@ -8,6 +8,7 @@
 #include "audit/context.h"
 #include "audit/policy.h"
 #include "audit/report.h"
+#include "contract/run_record.h"
 #include "tests/support/fixtures.h"
 
 namespace kd::audit {
@@ -36,6 +37,28 @@ std::string dump(const AuditReport& r) {
   for (const auto& f : r.findings)
     s += std::string(rule_id(f.rule)) + ": " + f.defect + " @ " + f.evidence + "\n";
   return s;
+}
+
+// run.json of a finished fam/v001 run in `run_dir` with these paths (contract::RunRecord).
+void write_run_record(const std::filesystem::path& run_dir, const std::string& wiki,
+                      const std::string& worktree, const std::string& gitdir,
+                      const std::string& home) {
+  contract::RunRecord r;
+  r.wiki = wiki;
+  r.family = "fam";
+  r.experiment = "v001";
+  r.branch = "kernel/fam-v001";
+  r.worktree = worktree;
+  r.gitdir = gitdir;
+  r.home_repo = home;
+  r.integration_branch = "integration";
+  r.base_commit = std::string(40, 'a');
+  r.author_chip = "0";
+  r.brief_sha256 = std::string(64, 'b');
+  r.author_transcript_head = std::string(64, 'c');
+  r.end_reason = "finished";
+  std::filesystem::create_directories(run_dir);
+  r.save(run_dir);
 }
 
 // A clean author session in `wt`: reads, writes, runs, commits cand1 and finishes with a ledger
@@ -517,22 +540,8 @@ TEST(AuditRules, WritesIntoTheRunsOrTheHomeRepositoryAreNeverScratch) {
   t.tool_call("write_file", {{"path", dir / "scratch.txt"}, {"content", "x"}});
   t.end();
   t.write(dir, "runs/p/fam-v001/author/transcript.jsonl");
-  test::write_text(dir / "runs/p/fam-v001/run.json",
-                   json{{"wiki", wiki},
-                        {"family", "fam"},
-                        {"experiment", "v001"},
-                        {"branch", "kernel/fam-v001"},
-                        {"worktree", wt},
-                        {"gitdir", wiki + "/raw/code/home/.git/worktrees/fam"},
-                        {"home_repo", wiki + "/raw/code/home"},
-                        {"integration_branch", "integration"},
-                        {"base_commit", std::string(40, 'a')},
-                        {"author_chip", "0"},
-                        {"chips", ""},
-                        {"brief_sha256", std::string(64, 'b')},
-                        {"author_transcript_head", std::string(64, 'c')},
-                        {"end_reason", "finished"}}
-                       .dump());
+  write_run_record(dir / "runs/p/fam-v001", wiki, wt, wiki + "/raw/code/home/.git/worktrees/fam",
+                   wiki + "/raw/code/home");
   AuditReport r = audit(runs + "/p/fam-v001");
   ASSERT_EQ(count(r, Rule::WriteOutsideWorktree), 2u) << dump(r);
   EXPECT_NE(dump(r).find(runs + "/p/fam-v001/outcome.json"), std::string::npos) << dump(r);
@@ -554,21 +563,7 @@ TEST(AuditRules, AForgedReceiptInTheArtifactDirDoesNotShadowTheRunsReceipt) {
   t.header(dir / "wt", {}, {}, art);
   t.end();
   t.write(dir, "run/author/transcript.jsonl");
-  test::write_text(dir / "run/run.json", json{{"wiki", wiki},
-                                              {"family", "fam"},
-                                              {"experiment", "v001"},
-                                              {"branch", "kernel/fam-v001"},
-                                              {"worktree", dir / "wt"},
-                                              {"gitdir", dir / "g"},
-                                              {"home_repo", dir / "home"},
-                                              {"integration_branch", "integration"},
-                                              {"base_commit", std::string(40, 'a')},
-                                              {"author_chip", "0"},
-                                              {"chips", ""},
-                                              {"brief_sha256", std::string(64, 'b')},
-                                              {"author_transcript_head", std::string(64, 'c')},
-                                              {"end_reason", "finished"}}
-                                             .dump());
+  write_run_record(dir / "run", wiki, dir / "wt", dir / "g", dir / "home");
   test::write_text(dir / "run/outcome.json",
                    R"({"verdict":"supported","bar":1.2,"receipt":{"path":")" + rel + "\"}}");
   AuditReport r = audit(dir / "run");
