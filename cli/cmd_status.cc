@@ -23,7 +23,11 @@ using json = nlohmann::json;
 // the folder may be shared with live runs.
 void find_journals(const fs::path& dir, int depth, std::vector<fs::path>& out) {
   std::error_code ec;
-  if (fs::is_regular_file(dir / "journal.jsonl", ec)) out.push_back(dir / "journal.jsonl");
+  // An experiment's run directory holds boxes' scratch (the verifier's work and pipes): nothing
+  // below it is a campaign, and a journal planted there is not followed, nor is a link.
+  if (fs::exists(fs::symlink_status(dir / "run.json", ec))) return;
+  if (fs::is_regular_file(fs::symlink_status(dir / "journal.jsonl", ec)))
+    out.push_back(dir / "journal.jsonl");
   if (depth == 0) return;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();

@@ -61,6 +61,28 @@ TEST(StatusCli, ListsEveryCampaignsExperiments) {
 }
 
 // A campaign killed with SIGKILL shows as dead, not as a dispatch with a growing clock.
+// A journal a box could have written (the verifier's scratch inside a run directory) or a link
+// named journal.jsonl is not a campaign.
+TEST(StatusCli, IgnoresJournalsInsideRunDirectoriesAndLinks) {
+  test::TempDir root;
+  const std::filesystem::path campaign = std::filesystem::path(root.path()) / "p1";
+  {
+    dispatcher::Journal j(campaign / "journal.jsonl");
+    j.append(dispatcher::rec::kDispatched, "rms-norm/v001", {{"chip", "0"}});
+  }
+  std::filesystem::create_directories(campaign / "rms-norm-v001/verifier/work");
+  write_file_atomic(campaign / "rms-norm-v001/run.json", "{}");
+  std::filesystem::copy_file(campaign / "journal.jsonl",
+                             campaign / "rms-norm-v001/verifier/work/journal.jsonl");
+  std::filesystem::create_directories(campaign / "linked");
+  std::filesystem::create_symlink(campaign / "journal.jsonl", campaign / "linked/journal.jsonl");
+  auto r = test::run_kdispatch({"status", "--json", root.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out);
+  ASSERT_EQ(doc["campaigns"].size(), 1u) << r.out;
+  EXPECT_EQ(doc["campaigns"][0]["dir"], campaign.string());
+}
+
 TEST(StatusCli, AKilledCampaignShowsAsDead) {
   test::ExampleEnv env;
   const std::string stalls =
