@@ -37,12 +37,12 @@ json read_object(const fs::path& p, const std::string& what) {
 verify::ChipRunner local_chips(std::vector<contract::Chip> candidates) {
   return [candidates = std::move(candidates)](
              const verify::ChipJob& job, const std::function<void(const std::string&)>& on_start) {
-    std::string ids;
-    for (const auto& c : candidates)
-      ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
     std::optional<std::pair<ChipLock, size_t>> got;
     try {
       got = ChipLock::wait_any(candidates, std::nullopt, [&] {
+        std::string ids;
+        for (const auto& c : candidates)
+          ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
         std::fprintf(stderr, "kdispatch verify: waiting for a chip lock: %s\n", ids.c_str());
       });
     } catch (const Error& e) {
