@@ -42,9 +42,16 @@ run_campaign() {  # run_campaign NAME PARALLEL
   "$build/bench/dispatcher/bench_gen_campaign" "$wiki" --families "$families" --experiments "$experiments" >/dev/null
   local fams=()
   for ((i = 0; i < families; i++)); do fams+=(--family "fam$i"); done
+  local rc=0
   ANTHROPIC_API_KEY=bench "$kd" run --wiki "$wiki" "${fams[@]}" --provider anthropic --base-url "$url" \
     --chips "$work/chips.json" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 \
-    --tool-dir "$here" --verify-cmd "fixed-verify $chip_s {receipt}" >"$work/$1.out"
+    --tool-dir "$here" --verify-cmd "fixed-verify $chip_s {receipt}" >"$work/$1.out" 2>"$work/$1.err" || rc=$?
+  # 0 or 2: every experiment has its verdict (2 when some are not supported: the simulated tool's
+  # speedup is not the parent's); anything else is the benchmark failing.
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ]; then
+    cat "$work/$1.err" >&2
+    exit 1
+  fi
   python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" <<'PY'
 import collections, datetime, glob, json, re, sys
 runs, out, chip_s, chips, name = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
