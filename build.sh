@@ -18,7 +18,7 @@ EOF
 
 packages=(g++ cmake ninja-build pkg-config git ca-certificates python3 python3-numpy
   libcurl4-openssl-dev nlohmann-json3-dev libboost-dev libseccomp-dev libgit2-dev libzstd-dev
-  libssl-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev)
+  libssl-dev zlib1g-dev libsimdjson-dev libgtest-dev libgmock-dev libbenchmark-dev)
 # What the test suite needs beyond the build: the report's browser tests drive Debian's headless
 # Chromium (tests/report/browser_test.cc), and fail naming this package when it is missing;
 # the supervision tests answer `author --supervise` in a real terminal through tmux

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "common/agent_file.h"
 #include "common/errors.h"
@@ -14,8 +15,10 @@
 #include "common/sha256.h"
 #include "contract/transcript_chain.h"
 #include "contract/transcript_requests.h"
+#ifdef KD_FULL_BINARY
 #include "report/terminal.h"
 #include "report/transcript_view.h"
+#endif
 
 namespace kd::cli {
 namespace {
@@ -81,6 +84,7 @@ int verify(const std::string& file) {
   return kExitOk;
 }
 
+#ifdef KD_FULL_BINARY
 // kdispatch transcript show FILE [--no-color]: the transcript for people. Colours only on a
 // terminal (and never with --no-color or NO_COLOR set); the exit status is verify's.
 int show(const std::string& file, bool no_color) {
@@ -91,6 +95,7 @@ int show(const std::string& file, bool no_color) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   return v.chain_ok ? kExitOk : kExitRefused;
 }
+#endif
 
 }  // namespace
 
@@ -102,7 +107,12 @@ int cmd_transcript(const Args& args) {
     if (p.has("no-color")) throw UsageError("--no-color is an option of show");
     return verify(p.positional[1]);
   }
+#ifdef KD_FULL_BINARY
   return show(p.positional[1], p.has("no-color"));
+#else
+  // The reader is the report's, which the lean front does not link.
+  exec_full_binary("transcript", args);
+#endif
 }
 
 }  // namespace kd::cli

@@ -1,10 +1,15 @@
 #include "cli/command_table.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <exception>
+#include <vector>
 
 #include "cli/args.h"
 #include "common/errors.h"
 #include "common/exit_codes.h"
+#include "common/policy_path.h"
 
 namespace kd::cli {
 namespace {
@@ -76,6 +81,19 @@ static_assert(every_command_runs(), "kdispatch-full runs every command itself");
 #endif
 
 }  // namespace
+
+void exec_full_binary(std::string_view command, const Args& args) {
+  const std::string full = (executable_path().parent_path() / "kdispatch-full").string();
+  std::vector<std::string> words = {full, std::string(command)};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
+  ::execv(full.c_str(), argv.data());
+  const int e = errno;
+  throw_sys("execv", quote(full), e);
+}
 
 const Command* find_command(std::string_view name) {
   for (const auto& c : kCommands)

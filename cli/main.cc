@@ -3,16 +3,11 @@
 // brief or a sandbox starts without loading the network, git and agent libraries the other
 // commands need; the front is linked statically where the build allows. kdispatch-full runs
 // every command.
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <string>
 
 #include "cli/command_table.h"
 #include "common/errors.h"
 #include "common/exit_codes.h"
-#include "common/policy_path.h"
 
 int main(int argc, char** argv) {
   int status = 0;
@@ -21,10 +16,7 @@ int main(int argc, char** argv) {
   if (command->run) return kd::cli::run_command(*command, kd::cli::Args(argv + 2, argv + argc));
   // The front, for a command of the full binary: the same arguments, the same process.
   try {
-    const std::string full = (kd::executable_path().parent_path() / "kdispatch-full").string();
-    ::execv(full.c_str(), argv);
-    const int e = errno;
-    kd::throw_sys("execv", kd::quote(full), e);
+    kd::cli::exec_full_binary(argv[1], kd::cli::Args(argv + 2, argv + argc));
   } catch (const kd::Error& e) {
     std::fprintf(stderr, "kdispatch %s: %s\n", argv[1], e.what());
   }

@@ -1,44 +1,88 @@
 #include "report/transcript_view.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "common/files.h"
 #include "contract/transcript_chain.h"
 #include "contract/transcript_records.h"
 
+// Records are read with simdjson's DOM parser: a report reads every line of hundreds of
+// transcripts, and this is where its time goes (bench/report).
 namespace kd::report {
 namespace {
 
-using json = nlohmann::json;
+namespace dom = simdjson::dom;
 namespace fs = std::filesystem;
 namespace rec = contract::transcript;
 
-std::string str(const json& d, const char* key) {
-  auto it = d.find(key);
-  return it != d.end() && it->is_string() ? it->get<std::string>() : std::string();
+// The member `key` of an object, or nullopt (absent, or `d` is not an object).
+std::optional<dom::element> member(dom::element d, const char* key) {
+  dom::element v;
+  if (d.at_key(key).get(v)) return std::nullopt;
+  return v;
 }
 
-long num(const json& d, const char* key) {
-  auto it = d.find(key);
-  return it != d.end() && it->is_number() ? it->get<long>() : 0;
+std::string str(dom::element d, const char* key) {
+  std::string_view s;
+  auto v = member(d, key);
+  return v && !v->get_string().get(s) ? std::string(s) : std::string();
+}
+
+long num(dom::element d, const char* key) {
+  auto v = member(d, key);
+  if (!v) return 0;
+  switch (v->type()) {
+    case dom::element_type::INT64:
+      return static_cast<long>(int64_t(*v));
+    case dom::element_type::UINT64:
+      return static_cast<long>(uint64_t(*v));
+    case dom::element_type::DOUBLE:
+      return static_cast<long>(double(*v));
+    default:
+      return 0;
+  }
+}
+
+bool flag(dom::element d, const char* key) {
+  bool b = false;
+  auto v = member(d, key);
+  return v && !v->get_bool().get(b) && b;
+}
+
+size_t array_size(dom::element d, const char* key) {
+  dom::array a;
+  auto v = member(d, key);
+  return v && !v->get_array().get(a) ? a.size() : 0;
+}
+
+bool is_array(dom::element d, const char* key) {
+  auto v = member(d, key);
+  return v && v->is_array();
 }
 
 // Pretty JSON for arguments; strings that were not JSON stay as they came.
-std::string pretty(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump(2, ' ', false, json::error_handler_t::replace);
+std::string pretty(dom::element v) {
+  std::string_view s;
+  if (!v.get_string().get(s)) return std::string(s);
+  return nlohmann::json::parse(simdjson::minify(v))
+      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Tool arguments as people read them: each top-level field on its own line, a multi-line string
 // (a file's content, a script) as a block under its name rather than one escaped JSON line.
-std::string arguments(const json& v) {
-  if (!v.is_object()) return pretty(v);
+std::string arguments(dom::element v) {
+  dom::object o;
+  if (v.get_object().get(o)) return pretty(v);
   std::string out;
-  for (const auto& [k, x] : v.items()) {
-    std::string s = x.is_string() ? x.get<std::string>()
-                                  : x.dump(-1, ' ', false, json::error_handler_t::replace);
+  for (dom::key_value_pair kv : o) {
+    std::string_view sv;
+    std::string s = kv.value.get_string().get(sv) ? simdjson::minify(kv.value) : std::string(sv);
+    std::string k(kv.key);
     if (s.find('\n') != std::string::npos)
       out += k + ":\n" + s + (s.back() == '\n' ? "" : "\n");
     else
@@ -50,9 +94,8 @@ std::string arguments(const json& v) {
 
 // A field stored beside the transcript (`<field>_ref`, docs/transcripts.md): the blob's content
 // when it is there, else a line that says where it should be.
-std::string content_of(const json& d, const char* field, const fs::path& dir) {
-  auto it = d.find(field);
-  if (it != d.end()) return it->is_string() ? it->get<std::string>() : pretty(*it);
+std::string content_of(dom::element d, const char* field, const fs::path& dir) {
+  if (auto v = member(d, field)) return pretty(*v);
   std::string ref = str(d, (std::string(field) + "_ref").c_str());
   if (ref.empty()) return "";
   fs::path blob = dir / "blobs" / ref;
@@ -71,39 +114,35 @@ std::string content_of(const json& d, const char* field, const fs::path& dir) {
 }
 
 // One line of what a request carried: the whole conversation, or what is new since the last.
-std::string request_summary(const json& d) {
+std::string request_summary(dom::element d) {
   std::string out = "attempt " + std::to_string(num(d, "attempt"));
-  if (auto b = d.find("body"); b != d.end() && b->is_object()) {
-    auto m = b->find("messages");
-    size_t n = m != b->end() && m->is_array() ? m->size() : 0;
-    return out + ", full request: " + std::to_string(n) + " messages";
-  }
-  if (d.contains("body_ref"))
+  if (auto b = member(d, "body"); b && b->is_object())
+    return out + ", full request: " + std::to_string(array_size(*b, "messages")) + " messages";
+  if (member(d, "body_ref"))
     return out + ", full request stored in blobs/ (" + std::to_string(num(d, "body_bytes")) +
            " bytes)";
-  if (auto a = d.find("append"); a != d.end() && a->is_array()) {
-    auto refs = d.find("refs");
-    size_t r = refs != d.end() && refs->is_array() ? refs->size() : 0;
+  if (is_array(d, "append")) {
+    size_t r = array_size(d, "refs");
     return out + ", " + std::to_string(num(d, "keep")) + " messages kept, " +
-           std::to_string(a->size()) + " new" +
+           std::to_string(array_size(d, "append")) + " new" +
            (r ? " (" + std::to_string(r) + " tool output" + (r == 1 ? "" : "s") + " by reference)"
               : "");
   }
-  if (d.contains("append_ref"))
+  if (member(d, "append_ref"))
     return out + ", " + std::to_string(num(d, "keep")) +
            " messages kept, the new ones stored in blobs/ (" +
            std::to_string(num(d, "append_bytes")) + " bytes)";
   for (const char* k : {"new_messages", "delta", "messages", "appended"}) {
-    auto it = d.find(k);
-    if (it != d.end() && it->is_array())
-      return out + ", " + std::to_string(it->size()) + " new message" +
-             (it->size() == 1 ? "" : "s");
+    if (is_array(d, k)) {
+      size_t n = array_size(d, k);
+      return out + ", " + std::to_string(n) + " new message" + (n == 1 ? "" : "s");
+    }
   }
   return out;
 }
 
 // Cache tokens under the names the providers use.
-void add_usage(const json& u, Entry& e) {
+void add_usage(dom::element u, Entry& e) {
   e.input_tokens = num(u, "input_tokens");
   e.output_tokens = num(u, "output_tokens");
   e.cache_read_tokens = num(u, "cache_read_input_tokens") + num(u, "cache_read_tokens");
@@ -112,14 +151,19 @@ void add_usage(const json& u, Entry& e) {
 
 class Reader {
  public:
-  explicit Reader(TranscriptView& v) : v_(v), dir_(v.path.parent_path()) {}
+  explicit Reader(TranscriptView& v) : v_(v), dir_(v.path.parent_path()) {
+    if (empty_parser_.parse(std::string_view("{}")).get(empty_))
+      throw Error("simdjson cannot parse \"{}\"");
+  }
 
+  // `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
   void line(std::string_view text, std::uint64_t no) {
     chain_.feed(text);
-    json r = json::parse(text, nullptr, false);
+    dom::element r;
     Entry e;
     e.line = no;
-    if (!r.is_object() || !r.contains("type")) {
+    if (parser_.parse(text.data(), text.size(), false).get(r) || !r.is_object() ||
+        !member(r, "type")) {
       e.kind = Entry::Kind::Unreadable;
       e.text = "line " + std::to_string(no) + " is not a transcript record";
       e.detail = std::string(text.substr(0, 400));
@@ -130,9 +174,8 @@ class Reader {
     if (v_.first_ts.empty()) v_.first_ts = e.ts;
     if (!e.ts.empty()) v_.last_ts = e.ts;
     const std::string type = str(r, "type");
-    static const json kEmpty = json::object();
-    auto dit = r.find("data");
-    const json& d = dit != r.end() && dit->is_object() ? *dit : kEmpty;
+    dom::element d = empty_;
+    if (auto data = member(r, "data"); data && data->is_object()) d = *data;
     if (type == rec::kHeader) {
       header(r, d, e);
     } else if (type == rec::kRequest) {
@@ -157,16 +200,16 @@ class Reader {
     } else if (type == rec::kNote) {
       e.kind = Entry::Kind::Note;
       e.text = str(d, "text");
-      e.highlight = d.contains("nudge");
-      if (d.contains("message")) e.detail = str(d, "message");
+      e.highlight = bool(member(d, "nudge"));
+      if (member(d, "message")) e.detail = str(d, "message");
     } else if (type == rec::kDecision) {
       decision(d, e);
     } else if (type == rec::kEnd) {
       e.kind = Entry::Kind::End;
       v_.end_reason = str(d, "reason");
       e.text = v_.end_reason.empty() ? "ended" : v_.end_reason;
-      auto f = d.find("finish");
-      e.detail = f != d.end() && !f->is_null() ? pretty(*f) : "";
+      auto f = member(d, "finish");
+      e.detail = f && !f->is_null() ? pretty(*f) : "";
     } else {
       e.kind = Entry::Kind::Unknown;
       e.text = "record of type " + type;
@@ -187,45 +230,49 @@ class Reader {
 
  private:
   // "supervisor denied run `make -j`: use the screen mode first", shown as a note.
-  static void decision(const json& d, Entry& e) {
+  static void decision(dom::element d, Entry& e) {
     e.kind = Entry::Kind::Note;
     const std::string what = str(d, "decision");
     std::string about;
-    auto cmd = d.find("command");
-    if (cmd != d.end() && cmd->is_array()) {
-      for (const auto& w : *cmd)
-        about += (about.empty() ? "" : " ") + (w.is_string() ? w.get<std::string>() : w.dump());
+    dom::array cmd;
+    if (auto c = member(d, "command"); c && !c->get_array().get(cmd)) {
+      for (dom::element w : cmd) {
+        std::string_view s;
+        about += (about.empty() ? "" : " ") +
+                 (w.get_string().get(s) ? simdjson::minify(w) : std::string(s));
+      }
     } else {
-      about = str(d, "message").substr(0, str(d, "message").find('\n'));
+      const std::string message = str(d, "message");
+      about = message.substr(0, message.find('\n'));
     }
     e.text = "supervisor " + what + " " + str(d, "tool") + " `" + about + "`";
     if (what == "denied") e.text += ": " + str(d, "reason");
     if (what == "note") e.text += ": " + str(d, "text");
-    if (d.contains("prefix")) e.text += " (prefix " + d["prefix"].dump() + ")";
+    if (auto p = member(d, "prefix")) e.text += " (prefix " + simdjson::minify(*p) + ")";
     e.call.id = str(d, "tool_call_id");
     e.highlight = what == "denied" || what == "stopped" || what == "note";
   }
 
-  void header(const json& r, const json& d, Entry& e) {
+  void header(dom::element r, dom::element d, Entry& e) {
     e.kind = Entry::Kind::Header;
     v_.role = str(r, "role");
     v_.family = str(d, "family");
     v_.experiment = str(d, "experiment");
-    if (auto m = d.find("model"); m != d.end() && m->is_object())
+    if (auto m = member(d, "model"); m && m->is_object())
       v_.model = str(*m, "provider") + " " + str(*m, "name");
-    if (auto c = d.find("chip"); c != d.end() && c->is_string()) v_.chip = c->get<std::string>();
+    if (auto c = member(d, "chip"); c && c->is_string()) v_.chip = str(d, "chip");
     e.text = v_.role + " session " + str(r, "session");
     e.detail = "model " + v_.model + (v_.chip.empty() ? "" : ", chip " + v_.chip) + ", worktree " +
                str(d, "worktree");
   }
 
-  void response(const json& d, Entry& e) {
+  void response(dom::element d, Entry& e) {
     e.kind = Entry::Kind::Response;
     e.turn = static_cast<int>(num(d, "turn"));
     v_.turns = std::max(v_.turns, e.turn);
     e.text = str(d, "text");
     e.detail = str(d, "stop_reason");
-    if (auto u = d.find("usage"); u != d.end() && u->is_object()) {
+    if (auto u = member(d, "usage"); u && u->is_object()) {
       Entry delta;
       add_usage(*u, delta);
       v_.input_tokens += delta.input_tokens;
@@ -233,26 +280,27 @@ class Reader {
       v_.cache_read_tokens += delta.cache_read_tokens;
       v_.cache_write_tokens += delta.cache_write_tokens;
     }
-    if (auto c = d.find("cost_usd"); c != d.end() && c->is_number())
-      v_.cost_usd += c->get<double>();
-    if (auto calls = d.find("tool_calls"); calls != d.end() && calls->is_array()) {
-      for (const auto& c : *calls)
-        if (c.is_object()) e.calls.push_back(str(c, "id"));
-    }
+    double cost = 0;
+    if (auto c = member(d, "cost_usd"); c && c->is_number() && !c->get_double().get(cost))
+      v_.cost_usd += cost;
+    dom::array calls;
+    if (auto c = member(d, "tool_calls"); c && !c->get_array().get(calls))
+      for (dom::element call : calls)
+        if (call.is_object()) e.calls.push_back(str(call, "id"));
   }
 
-  void tool_call(const json& d, Entry& e) {
+  void tool_call(dom::element d, Entry& e) {
     e.kind = Entry::Kind::ToolCall;
     e.call.id = str(d, "id");
     e.call.name = str(d, "name");
     e.call.call_ts = e.ts;
-    auto in = d.find("input");
-    e.call.input = in != d.end() ? arguments(*in) : str(d, "input_raw");
+    auto in = member(d, "input");
+    e.call.input = in ? arguments(*in) : str(d, "input_raw");
     ++v_.tool_calls;
     calls_[e.call.id] = v_.entries.size();
   }
 
-  void tool_result(const json& d, Entry& e) {
+  void tool_result(dom::element d, Entry& e) {
     auto at = calls_.find(str(d, "id"));
     Entry* target = nullptr;
     if (at != calls_.end()) {
@@ -268,13 +316,13 @@ class Reader {
     }
     ToolCallEntry& c = target->call;
     c.has_result = true;
-    c.is_error = d.value("is_error", false);
-    c.not_run = d.value("not_run", false);
+    c.is_error = flag(d, "is_error");
+    c.not_run = flag(d, "not_run");
     c.result = content_of(d, "content", dir_);
     c.result_ts = e.ts;
-    if (auto x = d.find("exit_code"); x != d.end() && x->is_number_integer())
-      c.exit_code = x->get<int>();
-    c.timed_out = d.value("timed_out", false);
+    if (auto x = member(d, "exit_code"); x && (x->is_int64() || x->is_uint64()))
+      c.exit_code = static_cast<int>(num(d, "exit_code"));
+    c.timed_out = flag(d, "timed_out");
     target->highlight =
         target->highlight || c.not_run || c.result.find("[sandbox denied") != std::string::npos;
     if (c.name == "run_on_chip") v_.chip_calls.push_back({c.call_ts, c.result_ts});
@@ -291,6 +339,9 @@ class Reader {
   TranscriptView& v_;
   fs::path dir_;
   contract::ChainVerifier chain_;
+  dom::parser parser_;        // one record's document at a time
+  dom::parser empty_parser_;  // holds empty_
+  dom::element empty_;        // `{}`, for a record without a data object: its fields are absent
   std::map<std::string, size_t> calls_;  // tool call id -> entry index
 };
 
@@ -308,6 +359,7 @@ TranscriptView read_transcript(const fs::path& path) {
   std::string text;
   try {
     text = read_file(path);
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);  // the parser reads past a line
   } catch (const std::exception& e) {
     v.problem = e.what();
     return v;
