@@ -9,7 +9,8 @@
 #   KD_SLURM_CHIPS  fake chips per node, GRES gpu:tpu:N (default 4)
 #   KD_SLURM_NODES  1 or 2 slurmd on this host, nodes kd1 and kd2 (default 1)
 #   KD_SLURM_UP_TIMEOUT  seconds `up` may take before it fails with the logs (default 20)
-# Needs root (daemons as SlurmUser=root, mknod) and Debian's munge slurmctld slurmd slurm-client.
+# Needs root (daemons as SlurmUser=root, mknod) and Debian's munge slurmctld slurmd slurm-client;
+# without them `up` exits 77 (ctest's skip code) naming what is missing, as `missing` prints it.
 set -euo pipefail
 
 port=${KD_SLURM_PORT:-6817}
@@ -213,7 +214,10 @@ up() {
   fi
   local m
   m=$(missing)
-  [ -z "$m" ] || die "cannot run a cluster here, missing: $m"
+  if [ -n "$m" ]; then
+    echo "cluster.sh: cannot run a cluster here, missing: $m" >&2
+    exit 77
+  fi
   down
   local deadline=$((SECONDS + up_timeout)) i
   mkdir -p "$dir"/{etc,state/ctld,log,run,dev}
