@@ -238,6 +238,13 @@ up() {
     exit 77
   fi
   down
+  # A daemon of another cluster on one of our ports would answer our probes in its place.
+  local p
+  for ((p = port; p <= port + nodes; p++)); do
+    if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null; then
+      die "port $p is in use (another cluster? choose KD_SLURM_PORT)"
+    fi
+  done
   local deadline=$((SECONDS + up_timeout)) i
   mkdir -p "$dir"/{etc,state/ctld,log,run,dev}
   for ((i = 1; i <= nodes; i++)); do mkdir -p "$dir/state/$(node_name "$i")"; done
