@@ -30,7 +30,7 @@ await client.connect(transport);
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).join(",");
-if (names !== "brief,dispatch,status,wait,outcome,audit,transcript,cancel") fail(`tools: ${names}`);
+if (names !== "brief,dispatch,status,wait,pending,decide,outcome,audit,transcript,cancel") fail(`tools: ${names}`);
 
 async function call(name, args, options) {
   const r = await client.callTool({ name, arguments: args }, undefined, options);
