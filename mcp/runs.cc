@@ -43,6 +43,18 @@ bool live(const json& status) {
   return s == "authoring" || s == "verifying" || s == "awaiting_approval";
 }
 
+// A JSON object the author session wrote, or null when it is gone (a request taken meanwhile).
+json read_object_if_there(const fs::path& file) {
+  std::string text;
+  try {
+    text = read_file(file);
+  } catch (const Error&) {
+    return json();
+  }
+  json doc = json::parse(text, nullptr, false);
+  return doc.is_object() ? doc : json();  // written atomically: never torn
+}
+
 // The requests posted in a supervision folder, by call name.
 std::vector<fs::path> pending_files(const fs::path& supervision) {
   std::vector<fs::path> out;
@@ -402,16 +414,11 @@ json Runs::pending(const std::string& run_id) {
   const fs::path dir = run_dir(run_id);
   json list = json::array();
   for (const auto& file : pending_files(dir / kSupervisionDir)) {
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) continue;  // taken meanwhile
-    json req = json::parse(read_file(file), nullptr, false);
-    if (!req.is_object()) continue;  // only a torn write could do this, and writes are atomic
-    const fs::path refused =
-        dir / kSupervisionDir / dispatcher::kSupervisionErrors / file.filename();
-    if (fs::is_regular_file(refused, ec)) {
-      json e = json::parse(read_file(refused), nullptr, false);
-      if (e.is_object()) req["refused_answer"] = e.value("error", "");
-    }
+    json req = read_object_if_there(file);
+    if (req.is_null()) continue;
+    const json refused = read_object_if_there(dir / kSupervisionDir /
+                                              dispatcher::kSupervisionErrors / file.filename());
+    if (refused.is_object()) req["refused_answer"] = refused.value("error", "");
     list.push_back(std::move(req));
   }
   std::sort(list.begin(), list.end(), [](const json& a, const json& b) {
@@ -431,7 +438,7 @@ json Runs::decide(const std::string& run_id, const std::string& call_id, const j
   auto file = [&](const char* folder) { return sup / folder / (name + ".json"); };
   auto already = [&] {
     std::string what;
-    json d = json::parse(read_file(file(dispatcher::kSupervisionDecided)), nullptr, false);
+    json d = read_object_if_there(file(dispatcher::kSupervisionDecided));
     if (d.is_object() && d.contains("answer"))
       what = " (" + d["answer"].value("decision", "?") + ")";
     return ToolFailure{"request " + quote(call_id) + " of run " + quote(run_id) +
@@ -439,9 +446,8 @@ json Runs::decide(const std::string& run_id, const std::string& call_id, const j
   };
   std::error_code ec;
   json request;
-  if (name == call_id && fs::is_regular_file(file(dispatcher::kSupervisionPending), ec))
-    request = json::parse(read_file(file(dispatcher::kSupervisionPending)), nullptr, false);
-  if (!request.is_object()) {
+  if (name == call_id) request = read_object_if_there(file(dispatcher::kSupervisionPending));
+  if (request.is_null()) {
     if (name == call_id && fs::is_regular_file(file(dispatcher::kSupervisionDecided), ec))
       throw already();
     std::vector<std::string> names;
@@ -452,6 +458,10 @@ json Runs::decide(const std::string& run_id, const std::string& call_id, const j
         "no request " + quote(call_id.substr(0, 200)) + " is pending in run " + quote(run_id) +
         " (pending: " + (names.empty() ? std::string("none") : json(names).dump()) + ")"};
   }
+  // A run of an earlier server ("ended": no child of ours) may still be waiting: answered.
+  if (json s = status(run_id); !live(s) && s["state"] != "ended")
+    throw ToolFailure{"run " + quote(run_id) + " is " + s["state"].get<std::string>() +
+                      ": nothing waits for a decision any more"};
   const std::string tool = request.value("tool", "");
   const size_t words = request.contains("command") ? request["command"].size() : 0;
   try {
@@ -465,7 +475,7 @@ json Runs::decide(const std::string& run_id, const std::string& call_id, const j
   // The request is gone: the author took this answer, or (a race of two answers) took another
   // just before this one was put in place; that late one is withdrawn.
   if (!fs::exists(file(dispatcher::kSupervisionPending), ec)) {
-    json d = json::parse(read_file(file(dispatcher::kSupervisionDecided)), nullptr, false);
+    json d = read_object_if_there(file(dispatcher::kSupervisionDecided));
     if (!d.is_object() || d.value("answer", json()) != answer) {
       fs::remove(file(dispatcher::kSupervisionDecisions), ec);
       throw already();

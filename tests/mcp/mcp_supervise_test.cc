@@ -1,7 +1,8 @@
 // A supervised dispatch through `kdispatch mcp`: the demo's honest author on a fake model served
 // from this process (so the requests it received show what the model was told after each
 // decision), answered with pending and decide the way a master session answers: a prefix, an
-// approval with a note, a denial with its reason, a stop; and the decides that must fail.
+// approval with a note, a denial with its reason, a stop; and the decides that must fail (an
+// unknown call, malformed answers, a second answer, an answer to a cancelled run).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -67,14 +68,11 @@ TEST(McpSupervise, PendingAndDecideApprovePrefixNoteDenyAndStop) {
     return r;
   };
 
-  json d = call("dispatch", {{"family", "rms-norm"},
-                             {"experiment", "v002"},
-                             {"chips", env.chips.string()},
-                             {"tool_dirs", {env.tools.string()}},
-                             {"provider", "anthropic"},
-                             {"model", "fake-author"},
-                             {"base_url", model.base_url()},
-                             {"supervise", true}});
+  const json dispatch = {{"family", "rms-norm"},         {"experiment", "v002"},
+                         {"chips", env.chips.string()},  {"tool_dirs", {env.tools.string()}},
+                         {"provider", "anthropic"},      {"model", "fake-author"},
+                         {"base_url", model.base_url()}, {"supervise", true}};
+  json d = call("dispatch", dispatch);
   ASSERT_FALSE(d.value("isError", false)) << d.dump();
   const std::string id = d["structuredContent"]["run_id"];
   EXPECT_EQ(d["structuredContent"]["supervised"], true);
@@ -206,6 +204,22 @@ TEST(McpSupervise, PendingAndDecideApprovePrefixNoteDenyAndStop) {
                                               "denied", "stopped"}))
       << audit.dump();
   EXPECT_NE(audit.dump().find("rebuild before measuring"), std::string::npos);
+
+  // A run cancelled while its author waits: its request is left, and nothing answers it.
+  json again = call("dispatch", dispatch);
+  ASSERT_FALSE(again.value("isError", false)) << again.dump();
+  const std::string id2 = again["structuredContent"]["run_id"];
+  for (int i = 0; i < 20; ++i) {
+    json w = call("wait", {{"run_id", id2}, {"timeout_s", 45}})["structuredContent"];
+    if (w["state"] == "awaiting_approval" || !live(w)) break;
+  }
+  json c = call("cancel", {{"run_id", id2}});
+  EXPECT_EQ(c["structuredContent"]["state"], "cancelled") << c.dump();
+  json dead = call("decide", {{"run_id", id2}, {"call_id", "p1"}, {"decision", "approve"}});
+  EXPECT_TRUE(dead.value("isError", false)) << dead.dump();
+  EXPECT_NE(dead.dump().find("is cancelled: nothing waits for a decision any more"),
+            std::string::npos)
+      << dead.dump();
 
   EXPECT_EQ(results.find(secret), std::string::npos) << "a result carried the key";
   EXPECT_EQ(mcp.finish(), 0);
