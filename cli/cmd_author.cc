@@ -10,12 +10,18 @@
 namespace kd::cli {
 
 // kdispatch author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]
-//                  [--run-root DIR] [--supervise] [--tool-dir DIR]... [--max-turns N] [--max-cost
-//                  USD]
+//                  [--run-root DIR] [--supervise | --supervise-dir DIR] [--tool-dir DIR]...
+//                  [--max-turns N] [--max-cost USD]
 int cmd_author(const Args& args) {
-  std::vector<OptSpec> specs = {
-      {"wiki"},  {"family"},   {"experiment"},       {"chip"},
-      {"chips"}, {"run-root"}, {"supervise", false}, {"tool-dir", true, true}};
+  std::vector<OptSpec> specs = {{"wiki"},
+                                {"family"},
+                                {"experiment"},
+                                {"chip"},
+                                {"chips"},
+                                {"run-root"},
+                                {"supervise", false},
+                                {"supervise-dir"},
+                                {"tool-dir", true, true}};
   for (auto& s : model_option_specs())
     specs.push_back(s);
   ParsedArgs p = parse_args(args, specs);
@@ -30,6 +36,9 @@ int cmd_author(const Args& args) {
   o.model = model_config(p);
   o.budgets = session_budgets(p);
   o.supervise = p.has("supervise");
+  if (p.has("supervise-dir")) o.supervise_dir = p.get("supervise-dir");
+  if (o.supervise && o.supervise_dir)
+    throw UsageError("--supervise (the terminal) and --supervise-dir (files) exclude each other");
   for (const auto& d : p.all("tool-dir"))
     o.tool_dirs.emplace_back(d);
 

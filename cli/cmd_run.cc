@@ -95,6 +95,9 @@ class StopSignals {
 //   [--verify-cmd TEMPLATE] [--mode screen|full] [--tool-dir DIR]... [--resume] [--file]
 //   [--parallel N] [--status-every S] [--max-turns N] [--max-cost USD] [--max-campaign-cost USD]
 //   [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run] [--notify-cmd CMD]
+//   [--supervise | --supervise-dir DIR]
+// Supervised (docs/dispatcher.md "Supervision"), experiments run one at a time and a session the
+// person stops ends "not dispatched" without a verifier.
 // Exit 0 when every experiment got a verdict the receipt carries (supported, refuted), 75 when
 // any ended in an error (retry with --resume), else 2 (inconclusive, invalid, refused, not
 // dispatched, or preflight failed).
@@ -115,7 +118,9 @@ int cmd_run(const Args& args) {
                                 {"outage-wait"},
                                 {"outage-backoff"},
                                 {"max-campaign-cost"},
-                                {"notify-cmd"}};
+                                {"notify-cmd"},
+                                {"supervise", false},
+                                {"supervise-dir"}};
   for (auto& s : model_option_specs())
     specs.push_back(s);
   ParsedArgs p = parse_args(args, specs);
@@ -139,6 +144,13 @@ int cmd_run(const Args& args) {
   o.resume = p.has("resume") || p.has("retry-errors");
   o.file = p.has("file");
   o.parallel = static_cast<int>(int_option(p, "parallel", 0, 0, 1024));
+  o.supervise = p.has("supervise");
+  if (p.has("supervise-dir")) o.supervise_dir = p.get("supervise-dir");
+  if (o.supervise && o.supervise_dir)
+    throw UsageError("--supervise (the terminal) and --supervise-dir (files) exclude each other");
+  if ((o.supervise || o.supervise_dir) && o.parallel > 1)
+    throw UsageError("a supervised campaign runs one experiment at a time: --parallel " +
+                     std::to_string(o.parallel) + " is refused");
   o.status_interval_s = number_option(p, "status-every", 15, 0.1, 86400);
   o.outage_wait_s = number_option(p, "outage-wait", o.outage_wait_s, 0, 7 * 86400);
   o.outage_backoff_s = number_option(p, "outage-backoff", o.outage_backoff_s, 0.1, 86400);

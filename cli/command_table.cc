@@ -37,7 +37,8 @@ constexpr Command kCommands[] = {
      cmd_sandbox},
     {"author",
      "author --wiki DIR --family SLUG --experiment vNNN [MODEL] [--chip ID] [--chips FILE]\n"
-     "                [--run-root DIR] [--supervise] [--tool-dir DIR]... [BUDGET]",
+     "                [--run-root DIR] [--supervise | --supervise-dir DIR] [--tool-dir DIR]...\n"
+     "                [BUDGET]",
      KD_FULL_ONLY(cmd_author)},
     {"verify",
      "verify --run DIR [--chip ID] [--chips FILE] [--mode screen|full] [--verify-cmd TEMPLATE]\n"
@@ -49,7 +50,7 @@ constexpr Command kCommands[] = {
      "                [--file] [--parallel N] [--status-every S] [BUDGET] [--max-campaign-cost "
      "USD]\n"
      "                [--outage-wait S] [--outage-backoff S] [--retry-errors] [--dry-run]\n"
-     "                [--notify-cmd CMD]",
+     "                [--notify-cmd CMD] [--supervise | --supervise-dir DIR]",
      KD_FULL_ONLY(cmd_run)},
     {"status", "status [--run-root DIR] [--json]", KD_FULL_ONLY(cmd_status)},
     {"receipt", "receipt verify FILE [--key FILE | --run-root DIR]", cmd_receipt},

@@ -20,7 +20,8 @@ enum class OutcomeKind {
   Verdict,        // measured (or refused to measure) and decided by the rules
   Refused,        // its brief was refused: the wiki is incomplete
   Error,          // the infrastructure failed (provider, chip, tool, crash): no verdict
-  NotDispatched,  // a stop request came before it was dispatched
+  NotDispatched,  // a stop request came before it was dispatched, or before its verifier (the
+                  // supervising person stopped its author session)
 };
 
 // Why an experiment ended in an error. None of these says anything about the candidate: an

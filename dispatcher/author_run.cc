@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "agents/roles.h"
 #include "agents/session_runner.h"
@@ -21,6 +22,7 @@
 #include "dispatcher/author_tools.h"
 #include "dispatcher/campaign_state.h"
 #include "dispatcher/experiment_error.h"
+#include "dispatcher/file_supervisor.h"
 #include "dispatcher/journal.h"
 #include "git/reader.h"
 #include "sandbox/box.h"
@@ -212,8 +214,13 @@ AuthorReport run_author(const AuthorOptions& o) {
   spec.chip = chip;
   std::unique_ptr<sandbox::Box> box = sandbox::Box::open(spec);
 
-  std::optional<TerminalSupervisor> terminal;
-  Supervisor* supervisor = o.supervise ? &terminal.emplace(STDIN_FILENO, STDOUT_FILENO) : nullptr;
+  // One supervisor per session: a prefix approved lasts the session.
+  std::unique_ptr<Supervisor> supervising;
+  if (o.supervise_dir)
+    supervising = std::make_unique<FileSupervisor>(*o.supervise_dir, key);
+  else if (o.supervise)
+    supervising = std::make_unique<TerminalSupervisor>(STDIN_FILENO, STDOUT_FILENO);
+  Supervisor* supervisor = supervising.get();
   AuthorToolConfig tc;
   tc.box = box.get();
   tc.chip = chip;

@@ -24,7 +24,10 @@ struct AuthorOptions {
   std::filesystem::path run_root = "run-root";
   agents::ModelConfig model;
   agents::Budgets budgets;
-  bool supervise = false;  // run, run_on_chip and commit wait for the terminal's decision
+  // run, run_on_chip and commit wait for the supervising person's decision (docs/dispatcher.md
+  // "Supervision"): at the terminal, or through the file channel in supervise_dir when set.
+  bool supervise = false;
+  std::optional<std::filesystem::path> supervise_dir;
   // Read-only into the box at the same path, e.g. a CPU verify tool the family's commands use.
   std::vector<std::filesystem::path> tool_dirs;
   JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here

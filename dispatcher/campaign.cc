@@ -15,6 +15,7 @@
 #include "common/errors.h"
 #include "common/time.h"
 #include "contract/chips.h"
+#include "contract/end_reason.h"
 #include "dispatcher/audit_after_verdict.h"
 #include "dispatcher/author_run.h"
 #include "dispatcher/campaign_process.h"
@@ -57,6 +58,7 @@ class Campaign {
     int parallel = o_.parallel;
     if (parallel <= 0)
       parallel = static_cast<int>(contract::load_chip_inventory_or_default(o_.chips).chips.size());
+    if (o_.supervise || o_.supervise_dir) parallel = 1;
     std::counting_semaphore<> slots(std::max(parallel, 1));
     std::error_code ec;
     fs::create_directories(o_.run_root, ec);
@@ -166,6 +168,8 @@ class Campaign {
         a.model = o_.model;
         a.budgets = o_.budgets;
         a.tool_dirs = o_.tool_dirs;
+        a.supervise = o_.supervise;
+        a.supervise_dir = o_.supervise_dir;
         a.journals = &journals_;
         a.resume = state.has_value();
         a.retry_after_error = state && state->failed();
@@ -176,8 +180,13 @@ class Campaign {
           return out;
         }
         out.run_dir = r.run_dir;
+        if (r.session.end_reason.kind == contract::EndReason::Kind::Stopped)
+          return stopped_by_supervisor(out);
       } else {
         out.run_dir = state->run_dir;
+        if (state->finished.value("end_reason", "") ==
+            contract::to_string(contract::EndReason::stopped()))
+          return stopped_by_supervisor(out);
       }
       VerifyOptions v;
       v.run_dir = out.run_dir;
@@ -199,6 +208,16 @@ class Campaign {
     } catch (const std::exception& e) {
       fail(out, contract::ErrorCause::Internal, std::string("internal error: ") + e.what());
     }
+    return out;
+  }
+
+  // A session the supervising person stopped has no candidate it stands behind: nothing goes to
+  // the verifier, and it is not an error to retry.
+  static ExperimentResult& stopped_by_supervisor(ExperimentResult& out) {
+    out.outcome = contract::ExperimentOutcome::of(contract::OutcomeKind::NotDispatched);
+    out.reasons = {
+        "the supervising person stopped the author session (stopped_by_supervisor): "
+        "nothing goes to the verifier"};
     return out;
   }
 

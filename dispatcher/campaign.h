@@ -32,6 +32,12 @@ struct CampaignOptions {
   bool resume = false;
   bool file = false;  // file each verdict into the wiki
   int parallel = 0;   // families at once; 0: the number of chips in the inventory
+  // Supervised authors (AuthorOptions::supervise, supervise_dir): one experiment at a time,
+  // whatever `parallel` says, since one person answers one session's requests at a time (and
+  // call ids are unique within a session only). Each session has its own supervisor; a session
+  // the person stops goes no further (no verifier) and the campaign goes on with the next.
+  bool supervise = false;
+  std::optional<std::filesystem::path> supervise_dir;
   double status_interval_s = 15;
   // A provider outage pauses dispatch: the first pause lasts outage_backoff_s, each next one
   // twice as long; once the pauses would pass outage_wait_s in all, the campaign stops (its

@@ -4,7 +4,8 @@
 // session; at any prompt the person may add notes the model receives with the call's result.
 // Every answer becomes a `decision` record of the transcript (the host hands them to the session
 // with the tool's outcome). The base class keeps the session's approved prefixes and writes the
-// records; subclasses ask the person (TerminalSupervisor over a terminal or pipe).
+// records; subclasses ask the person (TerminalSupervisor over a terminal or pipe, FileSupervisor
+// in file_supervisor.h through files a master session answers).
 #pragma once
 
 #include <mutex>
@@ -57,7 +58,7 @@ class Supervisor {
   static std::string for_model(const Decision& d);
 
  protected:
-  // `by` names the channel in the records: "terminal" or "mcp".
+  // `by` names the channel in the records: "terminal" or "file".
   explicit Supervisor(std::string by) : by_(std::move(by)) {}
   virtual Answer ask(const ApprovalRequest& request) = 0;
   // Tells the person a call was approved by an earlier prefix (nothing was asked).

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -19,7 +20,9 @@
 #include "common/errors.h"
 #include "common/files.h"
 #include "common/policy_path.h"
+#include "contract/end_reason.h"
 #include "dispatcher/campaign_state.h"
+#include "dispatcher/file_supervisor.h"
 #include "dispatcher/journal.h"
 
 extern char** environ;
@@ -32,6 +35,35 @@ using json = nlohmann::json;
 namespace {
 
 constexpr const char* kDispatchFile = "dispatch.json";
+constexpr const char* kSupervisionDir = "supervision";
+
+// A run whose child may still change its state.
+bool live(const json& status) {
+  const std::string s = status.value("state", "");
+  return s == "authoring" || s == "verifying" || s == "awaiting_approval";
+}
+
+// A JSON object the author session wrote, or null when it is gone (a request taken meanwhile).
+json read_object_if_there(const fs::path& file) {
+  std::string text;
+  try {
+    text = read_file(file);
+  } catch (const Error&) {
+    return json();
+  }
+  json doc = json::parse(text, nullptr, false);
+  return doc.is_object() ? doc : json();  // written atomically: never torn
+}
+
+// The requests posted in a supervision folder, by call name.
+std::vector<fs::path> pending_files(const fs::path& supervision) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(supervision / dispatcher::kSupervisionPending, ec))
+    if (e.path().extension() == ".json" && e.path().filename().string()[0] != '.')
+      out.push_back(e.path());
+  return out;
+}
 
 int pidfd_open(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -94,6 +126,11 @@ void Runs::reap(Child& c) {
   // The pidfd stays open until the server ends: a wait may be polling it right now.
 }
 
+json Runs::redact(const json& doc) const {
+  // Key values hold no quote or backslash, so replacing them in the text keeps it JSON.
+  return json::parse(redact(doc.dump()));
+}
+
 std::string Runs::redact(std::string text) const {
   for (const auto& [name, value] : keys_) {
     if (value.size() < 4) continue;
@@ -114,6 +151,7 @@ json Runs::dispatch(const DispatchSpec& spec) {
     if (errno != EEXIST) throw_sys("mkdir", quote(dir.string()), errno);
   }
   fs::create_directories(dir / "runs");
+  if (spec.supervise) dispatcher::make_supervision_dir(dir / kSupervisionDir);
   // As root the boxes run as an unprivileged user, who must reach the runs.
   fs::permissions(root_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                              fs::perms::others_read | fs::perms::others_exec);
@@ -121,7 +159,8 @@ json Runs::dispatch(const DispatchSpec& spec) {
                                               {"wiki", fs::absolute(spec.wiki).string()},
                                               {"family", spec.family},
                                               {"experiment", spec.experiment},
-                                              {"args", spec.run_args}}
+                                              {"args", spec.run_args},
+                                              {"supervise", spec.supervise}}
                                                  .dump(2) +
                                              "\n");
 
@@ -134,6 +173,10 @@ json Runs::dispatch(const DispatchSpec& spec) {
                                    "--run-root",
                                    (dir / "runs").string()};
   argv.insert(argv.end(), spec.run_args.begin(), spec.run_args.end());
+  if (spec.supervise) {
+    argv.push_back("--supervise-dir");
+    argv.push_back((dir / kSupervisionDir).string());
+  }
   std::vector<char*> cargv;
   for (auto& a : argv)
     cargv.push_back(a.data());
@@ -199,6 +242,12 @@ json Runs::status_locked(const std::string& run_id) {
             {"phase", "starting"},
             {"turns", 0},
             {"cost_usd", 0.0}};
+  std::optional<size_t> waiting;  // a supervised run's pending requests
+  if (rec.value("supervise", false)) {
+    waiting = pending_files(dir / kSupervisionDir).size();
+    s["supervised"] = true;
+    s["pending"] = *waiting;
+  }
   std::optional<dispatcher::ExperimentState> mine;
   if (fs::path j = journal_of(dir); !j.empty()) {
     const std::string want =
@@ -228,7 +277,9 @@ json Runs::status_locked(const std::string& run_id) {
     if (c.cancelled) s["cancelled"] = true;
   }
   std::string state;
-  if (running)
+  if (running && waiting.value_or(0) > 0)
+    state = "awaiting_approval";  // the author waits on the supervisor: `pending`, `decide`
+  else if (running)
     state = mine && mine->phase != "dispatched" && mine->phase != "author_turn" &&
                     mine->phase != "committed"
                 ? "verifying"
@@ -237,6 +288,10 @@ json Runs::status_locked(const std::string& run_id) {
     state = "done";
   else if (mine && mine->failed())
     state = "error";  // the infrastructure failed, not the candidate: `dispatch` again to retry
+  else if (mine && mine->finished.is_object() &&
+           mine->finished.value("end_reason", "") ==
+               contract::to_string(contract::EndReason::stopped()))
+    state = "stopped";  // the supervising person stopped the author: no verifier, no verdict
   else if (it != children_.end() && it->second.cancelled)
     state = "cancelled";
   else if (it == children_.end())
@@ -273,15 +328,19 @@ json Runs::wait(const std::string& run_id, double timeout_s, int wake_fd,
   json first = status(run_id);
   const fs::path dir = run_dir(run_id);
   auto key = [](const json& s) {
-    return s.value("state", "") + "|" + s.value("phase", "") + "|" + s["turns"].dump();
+    return s.value("state", "") + "|" + s.value("phase", "") + "|" + s["turns"].dump() + "|" +
+           s.value("pending", json()).dump();
   };
   const std::string first_key = key(first);
-  auto ended = [](const json& s) { return s["state"] != "authoring" && s["state"] != "verifying"; };
+  auto ended = [](const json& s) { return !live(s); };
   if (ended(first)) return json{{"changed", false}, {"status", first}};
 
   UniqueFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (!in) throw_sys("inotify_init1", "", errno);
   const uint32_t mask = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO;
+  // A request posted or taken: the author waits, or goes on.
+  ::inotify_add_watch(in.get(), (dir / kSupervisionDir / dispatcher::kSupervisionPending).c_str(),
+                      IN_MOVED_TO | IN_DELETE);
   auto watch_all = [&] {
     // Re-adding a watch is harmless; campaign folders appear once the child starts.
     ::inotify_add_watch(in.get(), (dir / "runs").c_str(), mask);
@@ -344,11 +403,89 @@ json Runs::cancel(const std::string& run_id) {
     ::kill(-pgid, SIGTERM);
     for (int i = 0; i < 50; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (status(run_id)["state"] != "authoring" && status(run_id)["state"] != "verifying") break;
+      if (!live(status(run_id))) break;
     }
     ::kill(-pgid, SIGKILL);  // harmless when the group is gone
   }
   return status(run_id);
+}
+
+json Runs::pending(const std::string& run_id) {
+  const fs::path dir = run_dir(run_id);
+  json list = json::array();
+  for (const auto& file : pending_files(dir / kSupervisionDir)) {
+    json req = read_object_if_there(file);
+    if (req.is_null()) continue;
+    const json refused = read_object_if_there(dir / kSupervisionDir /
+                                              dispatcher::kSupervisionErrors / file.filename());
+    if (refused.is_object()) req["refused_answer"] = refused.value("error", "");
+    list.push_back(std::move(req));
+  }
+  std::sort(list.begin(), list.end(), [](const json& a, const json& b) {
+    return a.value("asked_at", "") < b.value("asked_at", "");
+  });
+  json s = status(run_id);
+  return redact(json{{"run_id", run_id}, {"state", s["state"]}, {"pending", list}});
+}
+
+json Runs::decide(const std::string& run_id, const std::string& call_id, const json& answer) {
+  const fs::path dir = run_dir(run_id);
+  if (!dispatch_record(run_id).value("supervise", false))
+    throw ToolFailure{"run " + quote(run_id) +
+                      " is not supervised (dispatch it with supervise: true)"};
+  const fs::path sup = dir / kSupervisionDir;
+  const std::string name = dispatcher::supervision_call_name(call_id);
+  auto file = [&](const char* folder) { return sup / folder / (name + ".json"); };
+  auto already = [&] {
+    std::string what;
+    json d = read_object_if_there(file(dispatcher::kSupervisionDecided));
+    if (d.is_object() && d.contains("answer"))
+      what = " (" + d["answer"].value("decision", "?") + ")";
+    return ToolFailure{"request " + quote(call_id) + " of run " + quote(run_id) +
+                       " was already decided" + what};
+  };
+  std::error_code ec;
+  json request;
+  if (name == call_id) request = read_object_if_there(file(dispatcher::kSupervisionPending));
+  if (request.is_null()) {
+    if (name == call_id && fs::is_regular_file(file(dispatcher::kSupervisionDecided), ec))
+      throw already();
+    std::vector<std::string> names;
+    for (const auto& f : pending_files(sup))
+      names.push_back(f.stem().string());
+    std::sort(names.begin(), names.end());
+    throw ToolFailure{
+        "no request " + quote(call_id.substr(0, 200)) + " is pending in run " + quote(run_id) +
+        " (pending: " + (names.empty() ? std::string("none") : json(names).dump()) + ")"};
+  }
+  // A run of an earlier server ("ended": no child of ours) may still be waiting: answered.
+  if (json s = status(run_id); !live(s) && s["state"] != "ended")
+    throw ToolFailure{"run " + quote(run_id) + " is " + s["state"].get<std::string>() +
+                      ": nothing waits for a decision any more"};
+  const std::string tool = request.value("tool", "");
+  const size_t words = request.contains("command") ? request["command"].size() : 0;
+  try {
+    dispatcher::parse_supervision_answer(answer, tool, words, "decide " + name);
+  } catch (const Error& e) {
+    throw ToolFailure{e.what()};
+  }
+  if (!dispatcher::post_supervision_answer(sup, name, answer))
+    throw ToolFailure{"request " + quote(call_id) + " of run " + quote(run_id) +
+                      " was already decided; the author has not taken that answer yet"};
+  // The request is gone: the author took this answer, or (a race of two answers) took another
+  // just before this one was put in place; that late one is withdrawn.
+  if (!fs::exists(file(dispatcher::kSupervisionPending), ec)) {
+    json d = read_object_if_there(file(dispatcher::kSupervisionDecided));
+    if (!d.is_object() || d.value("answer", json()) != answer) {
+      fs::remove(file(dispatcher::kSupervisionDecisions), ec);
+      throw already();
+    }
+  }
+  return redact(json{{"run_id", run_id},
+                     {"call_id", name},
+                     {"tool", tool},
+                     {"decision", answer["decision"]},
+                     {"posted", true}});
 }
 
 fs::path Runs::experiment_dir(const std::string& run_id) {

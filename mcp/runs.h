@@ -2,7 +2,9 @@
 // family, a child process in its own process group with its own run root under the server's
 // root (<root>/<run id>/runs), its stdout and stderr in files beside it. Status comes from that
 // run root's journal and the child's exit; nothing polls: a wait sleeps on inotify over the
-// journal's folders, the child's pidfd and the call's own wake-up descriptor.
+// journal's folders, the child's pidfd and the call's own wake-up descriptor. A supervised run's
+// author asks through the file channel in <root>/<run id>/supervision
+// (dispatcher/file_supervisor.h): pending and decide read and answer it.
 #pragma once
 
 #include <sys/types.h>
@@ -30,6 +32,7 @@ struct DispatchSpec {
   std::filesystem::path wiki;
   std::string family, experiment;
   std::vector<std::string> run_args;  // options of `kdispatch run` besides wiki, family, run root
+  bool supervise = false;             // the author asks through the run's supervision folder
 };
 
 class Runs {
@@ -40,7 +43,9 @@ class Runs {
 
   // Starts the run and returns its status at once.
   nlohmann::json dispatch(const DispatchSpec& spec);
-  // {run_id, family, experiment, state, phase, turns, cost_usd, verdict?, exit_code?, ...}.
+  // {run_id, family, experiment, state, phase, turns, cost_usd, verdict?, exit_code?, ...};
+  // a supervised run adds `pending` (requests awaiting a decision), and its state is
+  // awaiting_approval while the author waits on one.
   // Runs of an earlier server under the same root are read from their files.
   nlohmann::json status(const std::string& run_id);
   // Every run under the root, newest dispatch last.
@@ -49,6 +54,14 @@ class Runs {
   // readable (the call was cancelled). `heartbeat` is called about every 10 s of quiet.
   nlohmann::json wait(const std::string& run_id, double timeout_s, int wake_fd,
                       const std::function<void(const nlohmann::json&, double)>& heartbeat);
+  // The requests of a supervised run awaiting a decision, oldest first, each with the error of
+  // an answer refused for it, if any.
+  nlohmann::json pending(const std::string& run_id);
+  // Answers the pending request `call_id` (an answer document of dispatcher/file_supervisor.h).
+  // ToolFailure for a run that is not supervised, an unknown call, a request already decided or
+  // an answer that does not fit the request.
+  nlohmann::json decide(const std::string& run_id, const std::string& call_id,
+                        const nlohmann::json& answer);
   // SIGTERM twice to the process group (the campaign journals what it has, then stops), SIGKILL
   // when it has not exited after a few seconds.
   nlohmann::json cancel(const std::string& run_id);
@@ -72,6 +85,7 @@ class Runs {
   void reap(Child& c);
   nlohmann::json status_locked(const std::string& run_id);
   std::string redact(std::string text) const;
+  nlohmann::json redact(const nlohmann::json& doc) const;
 
   std::filesystem::path root_;
   std::map<std::string, std::string> keys_;

@@ -48,8 +48,12 @@ const json kStatusSchema = {
       {"experiment", {{"type", "string"}}},
       {"state",
        {{"type", "string"},
-        {"enum", {"authoring", "verifying", "done", "error", "failed", "cancelled", "ended"}}}},
+        {"enum",
+         {"authoring", "awaiting_approval", "verifying", "done", "error", "stopped", "failed",
+          "cancelled", "ended"}}}},
       {"phase", {{"type", "string"}}},
+      {"supervised", {{"type", "boolean"}}},
+      {"pending", {{"type", "integer"}, {"description", "requests awaiting a decision"}}},
       {"turns", {{"type", "integer"}}},
       {"cost_usd", {{"type", "number"}}},
       {"verdict", {{"type", "string"}}},
@@ -130,6 +134,7 @@ json run_dispatch(ToolEnv& env, const json& args, CallContext&) {
     spec.run_args.push_back("--tool-dir");
     spec.run_args.push_back(d.get<std::string>());
   }
+  spec.supervise = args.value("supervise", false);
   return env.runs.dispatch(spec);
 }
 
@@ -149,6 +154,17 @@ json run_wait(ToolEnv& env, const json& args, CallContext& call) {
   json out = r["status"];
   out["changed"] = r["changed"];
   return out;
+}
+
+json run_pending(ToolEnv& env, const json& args, CallContext&) {
+  return env.runs.pending(args["run_id"]);
+}
+
+json run_decide(ToolEnv& env, const json& args, CallContext&) {
+  json answer = {{"decision", args["decision"]}};
+  for (const char* key : {"reason", "prefix_words", "notes"})
+    if (args.contains(key)) answer[key] = args[key];
+  return env.runs.decide(args["run_id"], args["call_id"], answer);
 }
 
 json run_cancel(ToolEnv& env, const json& args, CallContext&) {
@@ -281,7 +297,12 @@ std::vector<Tool> make_tools() {
               {"chips", str("chip inventory file")},
               {"verify_cmd", str("verify command template")},
               {"mode", {{"type", "string"}, {"enum", {"screen", "full"}}}},
-              {"tool_dirs", {{"type", "array"}, {"items", {{"type", "string"}}}}}},
+              {"tool_dirs", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+              {"supervise",
+               {{"type", "boolean"},
+                {"description",
+                 "the author's run, run_on_chip and commit calls wait for a decision: see "
+                 "pending and decide"}}}},
              {"family", "experiment", "provider"})},
         {"outputSchema", kStatusSchema},
         {"annotations", annotations(false)}},
@@ -301,8 +322,9 @@ std::vector<Tool> make_tools() {
       {"wait",
        {{"title", "Wait for a run"},
         {"description",
-         "Blocks until the run's state, phase or turn count changes, the run ends, or "
-         "timeout_s (at most 45) passes; returns the status."},
+         "Blocks until the run's state, phase, turn count or pending requests change (a "
+         "supervised run's state becomes awaiting_approval), the run ends, or timeout_s (at most "
+         "45) passes; returns the status."},
         {"inputSchema",
          object_schema({{"run_id", kRunId},
                         {"timeout_s", {{"type", "number"}, {"minimum", 0}, {"maximum", 45}}}},
@@ -310,6 +332,73 @@ std::vector<Tool> make_tools() {
         {"outputSchema", wait_out},
         {"annotations", annotations(true)}},
        run_wait});
+  const json request = {
+      {"type", "object"},
+      {"properties",
+       {{"call_id", {{"type", "string"}, {"description", "the call id to decide"}}},
+        {"tool", {{"type", "string"}, {"enum", {"run", "run_on_chip", "commit"}}}},
+        {"experiment", {{"type", "string"}}},
+        {"turn", {{"type", "integer"}}},
+        {"command", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+        {"message", {{"type", "string"}, {"description", "a commit's message"}}},
+        {"shown",
+         {{"type", "string"},
+          {"description", "the command as shell words, folded, or the commit message"}}},
+        {"model_text", {{"type", "string"}, {"description", "what the model said this turn"}}},
+        {"asked_at", {{"type", "string"}}},
+        {"refused_answer",
+         {{"type", "string"}, {"description", "why the last answer was refused"}}}}},
+      {"required", {"call_id", "tool", "shown", "turn"}}};
+  t.push_back(
+      {"pending",
+       {{"title", "Requests awaiting a decision"},
+        {"description",
+         "The run_on_chip, run and commit calls of a supervised run's author that wait for a "
+         "decision, each with its call id and the command or commit message as a person reads "
+         "it."},
+        {"inputSchema", object_schema({{"run_id", kRunId}}, {"run_id"})},
+        {"outputSchema",
+         {{"type", "object"},
+          {"properties",
+           {{"run_id", {{"type", "string"}}},
+            {"state", {{"type", "string"}}},
+            {"pending", {{"type", "array"}, {"items", request}}}}},
+          {"required", {"run_id", "state", "pending"}}}},
+        {"annotations", annotations(true)}},
+       run_pending});
+  t.push_back(
+      {"decide",
+       {{"title", "Decide a pending request"},
+        {"description",
+         "Answers one pending request of a supervised run: approve; deny with a reason the "
+         "model reads; approve_prefix (this call, and for the rest of the session every call of "
+         "the same tool whose command starts with its first prefix_words words, all of them "
+         "without it); or stop the author session (no verifier). Notes reach the model with the "
+         "call's result."},
+        {"inputSchema",
+         object_schema(
+             {{"run_id", kRunId},
+              {"call_id", str("the call id, as pending lists it")},
+              {"decision",
+               {{"type", "string"}, {"enum", {"approve", "deny", "approve_prefix", "stop"}}}},
+              {"reason", str("why it is denied (required for deny; the model reads it)")},
+              {"prefix_words", {{"type", "integer"}, {"minimum", 1}, {"maximum", 10000}}},
+              {"notes",
+               {{"type", "array"},
+                {"items", str("a note for the model")},
+                {"description", "notes the model receives with this call's result"}}}},
+             {"run_id", "call_id", "decision"})},
+        {"outputSchema",
+         {{"type", "object"},
+          {"properties",
+           {{"run_id", {{"type", "string"}}},
+            {"call_id", {{"type", "string"}}},
+            {"tool", {{"type", "string"}}},
+            {"decision", {{"type", "string"}}},
+            {"posted", {{"type", "boolean"}}}}},
+          {"required", {"run_id", "call_id", "decision", "posted"}}}},
+        {"annotations", annotations(false, true)}},
+       run_decide});
   t.push_back({"outcome",
                {{"title", "Run outcome"},
                 {"description",

@@ -67,6 +67,59 @@ TEST(RunCli, RunsTheQueueAndRecordsEveryStep) {
   EXPECT_EQ(read_file(env.journal()).size(), records);
 }
 
+// A supervised campaign asks at the terminal (here a pipe): the person stops the first request,
+// the experiment ends without a verifier, and a resume does not verify the stopped session.
+TEST(RunCli, SupervisedAndStoppedGoesToNoVerifier) {
+  test::ExampleEnv env;
+  const std::vector<std::string> args = {"run",
+                                         "--wiki",
+                                         env.wiki.string(),
+                                         "--provider",
+                                         "fake",
+                                         "--script",
+                                         test::ExampleEnv::script("honest-author.json"),
+                                         "--chips",
+                                         env.chips.string(),
+                                         "--run-root",
+                                         env.runs.string(),
+                                         "--tool-dir",
+                                         env.tools.string(),
+                                         "--supervise"};
+  auto r = test::run_kdispatch(args, "s\n");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("[kdispatch] approve run (call p1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rms-norm/v002                not dispatched"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the supervising person stopped the author session "
+                       "(stopped_by_supervisor): nothing goes to the verifier"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(env.records("verify_started").empty());
+  ASSERT_EQ(env.records("finished").size(), 1u);
+  EXPECT_EQ(env.records("finished")[0]["data"]["end_reason"], "stopped_by_supervisor");
+
+  std::vector<std::string> resume = args;
+  resume.back() = "--resume";
+  auto again = test::run_kdispatch(resume);
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_NE(again.out.find("nothing goes to the verifier"), std::string::npos) << again.out;
+  EXPECT_TRUE(env.records("verify_started").empty());
+  EXPECT_TRUE(env.records("error").empty()) << "a stopped session is no error to retry";
+
+  // One person answers one session at a time; and one channel at a time.
+  std::vector<std::string> parallel = args;
+  parallel.insert(parallel.end(), {"--parallel", "2"});
+  auto refused = test::run_kdispatch(parallel);
+  EXPECT_EQ(refused.exit_code, 64) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("a supervised campaign runs one experiment at a time: --parallel 2"),
+            std::string::npos)
+      << refused.err;
+  std::vector<std::string> both = args;
+  both.insert(both.end(), {"--supervise-dir", env.root.string()});
+  auto exclusive = test::run_kdispatch(both);
+  EXPECT_EQ(exclusive.exit_code, 64) << exclusive.out << exclusive.err;
+  EXPECT_NE(exclusive.err.find("exclude each other"), std::string::npos) << exclusive.err;
+}
+
 TEST(RunCli, UnfinishedWorkNeedsResume) {
   test::ExampleEnv env;
   auto crashed = env.run(test::ExampleEnv::script("honest-author.json"), {},

@@ -34,8 +34,9 @@ TEST(McpProtocol, InitializeAndListTools) {
     EXPECT_EQ(t["outputSchema"]["type"], "object") << t.dump();
     EXPECT_FALSE(t.value("description", "").empty()) << t.dump();
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"brief", "dispatch", "status", "wait", "outcome",
-                                             "audit", "transcript", "cancel"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"brief", "dispatch", "status", "wait", "pending", "decide",
+                                      "outcome", "audit", "transcript", "cancel"}));
   EXPECT_EQ(mcp.request("ping")["result"], json::object());
   EXPECT_EQ(mcp.finish(), 0);
   EXPECT_TRUE(mcp.non_protocol_lines().empty());
@@ -71,7 +72,7 @@ TEST(McpProtocol, StatelessRequestsNeedNoHandshake) {
   EXPECT_EQ(d["result"]["supportedVersions"][0], "2026-07-28");
   json list = mcp.request("tools/list", {{"_meta", kModernMeta}});
   ASSERT_TRUE(list.contains("result")) << list.dump();
-  EXPECT_EQ(list["result"]["tools"].size(), 8u);
+  EXPECT_EQ(list["result"]["tools"].size(), 10u);
   json st = mcp.request(
       "tools/call", {{"_meta", kModernMeta}, {"name", "status"}, {"arguments", json::object()}});
   EXPECT_EQ(st["result"]["structuredContent"]["runs"], json::array()) << st.dump();

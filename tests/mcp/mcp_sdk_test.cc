@@ -1,6 +1,7 @@
 // The official MCP TypeScript SDK drives `kdispatch mcp` through a whole dispatch of the demo's
-// honest author (sdk_client.mjs). Needs node and the SDK installed into the build tree
-// (build.sh); without them the test fails naming what is missing.
+// honest author, then a supervised one approved once and stopped (sdk_client.mjs). Needs node
+// and the SDK installed into the build tree (build.sh); without them the test fails naming what
+// is missing.
 #include <gtest/gtest.h>
 
 #include "tests/support/example_env.h"
