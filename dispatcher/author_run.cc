@@ -138,8 +138,12 @@ AuthorReport run_author(const AuthorOptions& o) {
   const briefs::Brief& brief = *outcome.brief;
   const briefs::Binding& bind = brief.binding;
   contract::Chip chip = brief.chip;
+  const contract::ChipInventory inventory = contract::load_chip_inventory_or_default(o.chips);
+  std::unique_ptr<ChipBackend> own_backend;
+  ChipBackend* backend = o.chip_backend;
+  if (!backend) backend = (own_backend = make_chip_backend(inventory)).get();
   if (o.chip) {
-    auto inv = contract::load_chip_inventory_or_default(o.chips);
+    const auto& inv = inventory;
     const contract::Chip* c = inv.find(*o.chip);
     if (!c) throw Error("chip " + *o.chip + " is not in the inventory " + inv.source.string());
     chip = *c;
@@ -209,7 +213,9 @@ AuthorReport run_author(const AuthorOptions& o) {
     spec.ro.push_back(fs::absolute(d));
   spec.rw_extra = {artifact_dir};
   spec.mask = expand_no_peek(wt.worktree, brief.home_repo, bind.no_peek);
-  spec.chip = chip;
+  // Under Slurm the session's box on this host has no chip: chip work runs on a node, in a box
+  // opened there from the same spec.
+  if (!backend->is_slurm()) spec.chip = chip;
   std::unique_ptr<sandbox::Box> box = sandbox::Box::open(spec);
 
   std::optional<TerminalSupervisor> terminal;
@@ -217,6 +223,12 @@ AuthorReport run_author(const AuthorOptions& o) {
   AuthorToolConfig tc;
   tc.box = box.get();
   tc.chip = chip;
+  tc.chips = backend;
+  tc.spec = spec;
+  tc.run_dir = report.run_dir;
+  tc.record = [&journal, key](const char* type, json data) {
+    journal.append(type, key, std::move(data));
+  };
   tc.worktree = wt.worktree;
   tc.gitdir = wt.gitdir;
   tc.branch = wt.branch;

@@ -5,7 +5,7 @@
 
 #include "common/errors.h"
 #include "contract/ledger.h"
-#include "dispatcher/chip_lock.h"
+#include "dispatcher/experiment_error.h"
 
 namespace kd::dispatcher {
 namespace {
@@ -169,21 +169,35 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string&
 }
 
 ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
-  std::optional<ChipLock> lock;
+  sandbox::RunResult r;
+  std::string chip;  // the chip a Slurm job got
   if (req.use_chip) {
-    // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(cfg_.chip_wait_s));
-    auto got = ChipLock::wait_any({cfg_.chip}, deadline);
-    if (!got) {
-      return error("chip " + cfg_.chip.id + " stayed locked by another process (" +
-                   cfg_.chip.lock.string() + ")");
+    if (!cfg_.chips) return error("run_on_chip: this session has no chip");
+    ChipTask task;
+    task.experiment = cfg_.family + "/" + cfg_.experiment;
+    task.purpose = "run_on_chip";
+    task.run_dir = cfg_.run_dir;
+    task.job.spec = cfg_.spec;
+    task.job.request = req;
+    task.record = cfg_.record;
+    if (!cfg_.chips->is_slurm()) {
+      task.session_box = cfg_.box;
+      task.candidates = {cfg_.chip};
+      // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
+      task.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(cfg_.chip_wait_s));
     }
-    lock = std::move(got->first);
+    try {
+      verify::ChipRun run = cfg_.chips->run(task, [](const std::string&) {});
+      r = std::move(run.result);
+      if (cfg_.chips->is_slurm()) chip = run.chip;
+    } catch (const ExperimentError& e) {
+      return error(e.what());
+    }
+  } else {
+    r = cfg_.box->run(req);
   }
-  sandbox::RunResult r = cfg_.box->run(req);
-  lock.reset();  // the lock covers the device run only
   json record = {{"exit_code", r.exit_code},
                  {"signal", r.signal},
                  {"timed_out", r.timed_out},
@@ -195,7 +209,9 @@ ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
       record["violations"].push_back(sandbox::denial_json(d));
   }
   bool failed = r.exit_code != 0 || r.signal != 0 || r.timed_out;
-  return {describe_run(r), failed, std::move(record), false};
+  if (chip.empty()) return {describe_run(r), failed, std::move(record), false};
+  record["chip"] = chip;
+  return {"chip " + chip + " (Slurm)\n" + describe_run(r), failed, std::move(record), false};
 }
 
 ToolOutcome AuthorToolHost::git_diff(const json& in) {

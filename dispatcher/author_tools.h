@@ -13,6 +13,7 @@
 
 #include "agents/tool_host.h"
 #include "contract/chips.h"
+#include "dispatcher/chip_backend.h"
 #include "dispatcher/supervisor.h"
 #include "git/repo.h"
 #include "sandbox/box.h"
@@ -22,6 +23,13 @@ namespace kd::dispatcher {
 struct AuthorToolConfig {
   sandbox::Box* box = nullptr;
   contract::Chip chip;
+  // Where run_on_chip runs: locally in `box` under the chip's lock, or as a Slurm job in a box
+  // opened from `spec` (the session box's own) on the node. Null: no run_on_chip.
+  ChipBackend* chips = nullptr;
+  sandbox::BoxSpec spec;
+  std::filesystem::path run_dir;
+  // Journals a record of the experiment (the Slurm jobs of run_on_chip).
+  std::function<void(const char* type, nlohmann::json data)> record;
   std::filesystem::path worktree;
   std::filesystem::path gitdir;
   std::string branch;

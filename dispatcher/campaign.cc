@@ -54,9 +54,13 @@ class Campaign {
     for (size_t i = 0; i < queue.size(); ++i)
       by_family[queue[i].family].push_back(i);
 
+    std::unique_ptr<ChipBackend> own_backend;
+    chips_ = o_.chip_backend;
+    if (!chips_)
+      chips_ = (own_backend = make_chip_backend(contract::load_chip_inventory_or_default(o_.chips)))
+                   .get();
     int parallel = o_.parallel;
-    if (parallel <= 0)
-      parallel = static_cast<int>(contract::load_chip_inventory_or_default(o_.chips).chips.size());
+    if (parallel <= 0) parallel = chips_->parallel();
     std::counting_semaphore<> slots(std::max(parallel, 1));
     std::error_code ec;
     fs::create_directories(o_.run_root, ec);
@@ -167,6 +171,7 @@ class Campaign {
         a.budgets = o_.budgets;
         a.tool_dirs = o_.tool_dirs;
         a.journals = &journals_;
+        a.chip_backend = chips_;
         a.resume = state.has_value();
         a.retry_after_error = state && state->failed();
         AuthorReport r = run_author(a);
@@ -187,6 +192,7 @@ class Campaign {
       v.tool_dirs = o_.tool_dirs;
       v.file = o_.file;
       v.journals = &journals_;
+      v.chip_backend = chips_;
       v.busy_chips = author_chips();
       VerifyReport vr = run_verify(v);
       out.outcome = contract::ExperimentOutcome::of(vr.verdict);
@@ -340,6 +346,7 @@ class Campaign {
   const std::atomic<bool>& stop_;
   Notifier notifier_{o_.notify_cmd};
   JournalSet journals_;
+  ChipBackend* chips_ = nullptr;
   CampaignReport report_;
   std::mutex mu_;
   std::condition_variable cv_;
