@@ -237,8 +237,15 @@ AuthorReport run_author(const AuthorOptions& o) {
   tc.supervisor = supervisor;
   tc.env["KD_ARTIFACT_DIR"] = artifact_dir.string();
   tc.env.merge(sandbox::tool_env(o.tool_dirs));
-  if (dispatched)
+  if (dispatched) {
     tc.existing_commits = git::branch_commits(ref.home_repo, wt.branch, wt.base_commit);
+    for (const auto& s : fold_journal(journal.records())) {
+      if (s.experiment != key) continue;
+      for (const auto& [job_id, j] : s.jobs)
+        if (j.value("purpose", "") == "run_on_chip" && !j.contains("finished"))
+          tc.jobs_in_flight.push_back(j);
+    }
+  }
   tc.on_commit = [&](const git::CommitInfo& c, const std::string& candidate) {
     journal.append(rec::kCommitted, key,
                    {{"candidate", candidate}, {"sha", c.sha}, {"message", c.message}});

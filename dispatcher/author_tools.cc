@@ -1,5 +1,6 @@
 #include "dispatcher/author_tools.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -162,13 +163,14 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string&
   req.use_chip = on_chip;
   req.env = cfg_.env;
   const std::string tool = on_chip ? "run_on_chip" : "run";
-  if (!cfg_.supervisor) return run_approved(req);
+  if (!cfg_.supervisor) return run_approved(req, call_id);
   const Decision decision = cfg_.supervisor->decide({tool, call_id, req.argv, ""});
   if (!decision.approved) return not_approved(tool, decision);
-  return supervised(decision, tool, [&] { return run_approved(req); });
+  return supervised(decision, tool, [&] { return run_approved(req, call_id); });
 }
 
-ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
+ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req,
+                                         const std::string& call_id) {
   sandbox::RunResult r;
   std::string chip;  // the chip a Slurm job got
   if (req.use_chip) {
@@ -179,7 +181,19 @@ ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
     task.run_dir = cfg_.run_dir;
     task.job.spec = cfg_.spec;
     task.job.request = req;
+    task.call_id = call_id;
     task.record = cfg_.record;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& prior = cfg_.jobs_in_flight;
+      auto it = std::find_if(prior.begin(), prior.end(), [&](const json& j) {
+        return j.value("call_id", "") == call_id && j.value("argv", json()) == json(req.argv);
+      });
+      if (it != prior.end()) {
+        task.in_flight.push_back(*it);
+        prior.erase(it);
+      }
+    }
     if (!cfg_.chips->is_slurm()) {
       task.session_box = cfg_.box;
       task.candidates = {cfg_.chip};

@@ -23,6 +23,7 @@ namespace kd::dispatcher {
 struct ChipTask {
   std::string experiment;  // <slug>/vNNN
   std::string purpose;     // "run_on_chip" | "verify"
+  std::string call_id;     // run_on_chip: the tool call's id
   std::filesystem::path run_dir;
   verify::ChipJob job;
   // Local run_on_chip: the author's session box, which already holds the chip's devices; the

@@ -107,13 +107,17 @@ class SlurmChips : public ChipBackend {
     q.time_limit_minutes = s_.time_limit_minutes;
     q.extra_args = s_.sbatch_args;
     const std::string id = client_.submit(q);
-    const json submitted = {{"job_id", id},
-                            {"purpose", t.purpose},
-                            {"dir", dir.string()},
-                            {"result", f.result.string()},
-                            {"gres", q.gres},
-                            {"avoid_chip", t.avoid_chip},
-                            {"partition", s_.partition}};
+    json submitted = {{"job_id", id},
+                      {"purpose", t.purpose},
+                      {"dir", dir.string()},
+                      {"result", f.result.string()},
+                      {"gres", q.gres},
+                      {"avoid_chip", t.avoid_chip},
+                      {"partition", s_.partition}};
+    if (!t.call_id.empty()) {
+      submitted["call_id"] = t.call_id;
+      submitted["argv"] = t.job.request.argv;
+    }
     if (t.record) t.record(rec::kJobSubmitted, submitted);
     {
       std::lock_guard lock(mu_);
