@@ -22,8 +22,10 @@ packages=(g++ cmake ninja-build pkg-config git ca-certificates python3 python3-n
 # What the test suite needs beyond the build: the report's browser tests drive Debian's headless
 # Chromium (tests/report/browser_test.cc), and fail naming this package when it is missing;
 # the supervision tests answer `author --supervise` in a real terminal through tmux
-# (tests/dispatcher/supervise_tmux_test.cc), and fail naming tmux when it is missing.
-test_packages=(chromium tmux)
+# (tests/dispatcher/supervise_tmux_test.cc), and fail naming tmux when it is missing; the Slurm
+# tests run real jobs on a loopback cluster of Debian's Slurm (tests/slurm/cluster.sh, started
+# by ctest's Slurm.ClusterUp as root), and skip naming what is missing where it cannot run.
+test_packages=(chromium tmux munge slurmctld slurmd slurm-client)
 
 install_missing() {
   local missing=() p

@@ -184,9 +184,11 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {}
 
 Client::Output Client::run(const std::vector<std::string>& argv, const std::string& about,
                            bool may_fail) {
+  // The command as typed, shortened: its first words name it; the rest is in `about`.
   std::string what = argv[0];
-  for (size_t i = 1; i < argv.size() && i < 3; ++i)
-    if (starts_with(argv[i], "-")) what += " " + argv[i];
+  for (size_t i = 1; i < argv.size() && i < 4; ++i)
+    what += " " + argv[i];
+  if (argv.size() > 4) what += " ...";
   if (!about.empty()) what += " (" + about + ")";
   CommandOptions o;
   o.env = options_.env;

@@ -165,33 +165,33 @@ TEST_F(SlurmClient, EightJobsOnFourChipsNeverShareAChip) {
     std::this_thread::sleep_for(100ms);
   }
   struct Use {
-    std::string id, chip;
+    std::string id, chip, node;
     double start, end;
   };
   std::vector<Use> uses;
   std::set<std::string> chips;
   for (size_t i = 0; i < ids.size(); ++i) {
     std::istringstream log(slurp(dir_ / ("chip" + std::to_string(i) + ".out")));
-    Use u{ids[i], "", 0, 0};
-    std::string node;
-    log >> u.chip >> node >> u.start >> u.end;
+    Use u{ids[i], "", "", 0, 0};
+    log >> u.chip >> u.node >> u.start >> u.end;
     ASSERT_TRUE(log) << "job " << ids[i] << " left no complete log";
     ASSERT_TRUE(u.chip == "0" || u.chip == "1" || u.chip == "2" || u.chip == "3") << u.chip;
     if (seen_index.count(u.id)) {
       EXPECT_EQ(seen_index[u.id], u.chip) << "job " << u.id;
     }
-    chips.insert(u.chip);
+    chips.insert(u.node + ":" + u.chip);
     uses.push_back(u);
     auto record = test::finished_job(ids[i]);
     ASSERT_TRUE(record.has_value());
     EXPECT_EQ(record->state, "COMPLETED");
-    EXPECT_EQ(record->node, node);
+    EXPECT_EQ(record->node, u.node);
   }
   for (size_t a = 0; a < uses.size(); ++a)
     for (size_t b = a + 1; b < uses.size(); ++b)
-      if (uses[a].chip == uses[b].chip) {
+      if (uses[a].chip == uses[b].chip && uses[a].node == uses[b].node) {
         EXPECT_TRUE(uses[a].end <= uses[b].start || uses[b].end <= uses[a].start)
-            << "jobs " << uses[a].id << " and " << uses[b].id << " both had chip " << uses[a].chip;
+            << "jobs " << uses[a].id << " and " << uses[b].id << " both had chip " << uses[a].chip
+            << " of " << uses[a].node;
       }
   // 8 one-second jobs on 4 chips: more than one chip was used, so the chips were really shared out.
   EXPECT_GE(chips.size(), 2u);

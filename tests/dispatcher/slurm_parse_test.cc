@@ -9,7 +9,7 @@ namespace kd::dispatcher::slurm {
 namespace {
 
 TEST(SlurmParse, SqueueJsonGivesStateExitCodeSignalNodeAndChip) {
-  const std::string text = R"({"meta": {"plugin": {"type": "openapi/v0.0.38"}}, "errors": [],
+  const std::string text = R"json({"meta": {"plugin": {"type": "openapi/v0.0.38"}}, "errors": [],
     "jobs": [
       {"job_id": 10, "job_state": "FAILED", "exit_code": 768, "nodes": "kd1", "gres_detail": [],
        "state_reason": "NonZeroExitCode"},
@@ -21,22 +21,22 @@ TEST(SlurmParse, SqueueJsonGivesStateExitCodeSignalNodeAndChip) {
        "state_reason": "Resources"},
       {"job_id": 14, "job_state": "COMPLETED", "exit_code": 0, "nodes": "kd1", "gres_detail": [],
        "state_reason": "None"}]
-})";
+})json";
   auto jobs = parse_squeue_json(text);
-ASSERT_EQ(jobs.size(), 5u);
-EXPECT_EQ(jobs["10"].phase, Phase::Failed);
-EXPECT_EQ(jobs["10"].exit_code, 3);
-EXPECT_EQ(jobs["10"].signal, 0);
-EXPECT_EQ(jobs["10"].reason, "NonZeroExitCode");
-EXPECT_EQ(jobs["11"].exit_code, 0);
-EXPECT_EQ(jobs["11"].signal, 9);
-EXPECT_EQ(jobs["12"].phase, Phase::Running);
-EXPECT_EQ(jobs["12"].gres_index, "2");
-EXPECT_EQ(jobs["12"].node, "kd2");
-EXPECT_EQ(jobs["12"].exit_code, -1);  // not finished
-EXPECT_EQ(jobs["13"].phase, Phase::Pending);
-EXPECT_EQ(jobs["14"].phase, Phase::Succeeded);
-EXPECT_EQ(jobs["14"].exit_code, 0);
+  ASSERT_EQ(jobs.size(), 5u);
+  EXPECT_EQ(jobs["10"].phase, Phase::Failed);
+  EXPECT_EQ(jobs["10"].exit_code, 3);
+  EXPECT_EQ(jobs["10"].signal, 0);
+  EXPECT_EQ(jobs["10"].reason, "NonZeroExitCode");
+  EXPECT_EQ(jobs["11"].exit_code, 0);
+  EXPECT_EQ(jobs["11"].signal, 9);
+  EXPECT_EQ(jobs["12"].phase, Phase::Running);
+  EXPECT_EQ(jobs["12"].gres_index, "2");
+  EXPECT_EQ(jobs["12"].node, "kd2");
+  EXPECT_EQ(jobs["12"].exit_code, -1);  // not finished
+  EXPECT_EQ(jobs["13"].phase, Phase::Pending);
+  EXPECT_EQ(jobs["14"].phase, Phase::Succeeded);
+  EXPECT_EQ(jobs["14"].exit_code, 0);
 }
 
 TEST(SlurmParse, SqueueOutputThatIsNotItsJsonIsAnError) {

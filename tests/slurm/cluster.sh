@@ -75,7 +75,10 @@ healthy() {
 down() {
   [ -d "$dir" ] || return 0
   if [ -f "$conf" ] && probe scontrol ping | grep -q 'is UP'; then
+    # Jobs end while their slurmd still runs to kill them: a slurmstepd outlives its slurmd.
     probe scancel --full --quiet --partition=kd || true
+    local t=100
+    while ((t-- > 0)) && [ -n "$(probe squeue -h -o %i -t R,CG,CF,S)" ]; do sleep 0.1; done
   fi
   local entry pid pids=()
   # The Slurm daemons first, munged last: they need it to shut down cleanly.
@@ -88,6 +91,7 @@ down() {
     kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
   done
   wait_gone 10 "${pids[@]}"
+  kill_leftover_jobs
   if [ -n "${munged_pid:-}" ]; then
     kill -TERM "$munged_pid" 2>/dev/null && wait_gone 5 "$munged_pid"
   fi
@@ -106,6 +110,21 @@ wait_gone() {  # wait_gone SECONDS PID...
     sleep 0.1
   done
   for p in "$@"; do kill -KILL "$p" 2>/dev/null || true; done
+}
+
+# A job step whose slurmd was stopped under it keeps running: its slurmstepd (working folder in
+# ours) and the job's processes (its script in our spool, in a session of its own) are killed.
+kill_leftover_jobs() {
+  local p pgid own
+  own=$(ps -o pgid= -p $$ | tr -d ' ')
+  for p in $(pgrep -x slurmstepd); do
+    [[ $(readlink "/proc/$p/cwd" 2>/dev/null) == "$dir"/* ]] && kill -KILL "$p" 2>/dev/null
+  done
+  for p in $(pgrep -f -- "$dir/state/"); do
+    pgid=$(ps -o pgid= -p "$p" | tr -d ' ')
+    [ -n "$pgid" ] && [ "$pgid" != "$own" ] && kill -KILL -- "-$pgid" 2>/dev/null
+  done
+  return 0
 }
 
 fail_up() {
