@@ -55,7 +55,7 @@ void print_preflight(const dispatcher::PreflightReport& r) {
 // is journalled, so `--resume` continues either way.
 class StopSignals {
  public:
-  explicit StopSignals(dispatcher::ChipBackend& chips) : chips_(chips) {
+  StopSignals() {
     sigemptyset(&set_);
     sigaddset(&set_, SIGINT);
     sigaddset(&set_, SIGTERM);
@@ -69,6 +69,8 @@ class StopSignals {
     pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
   }
   const std::atomic<bool>& stop() const { return stop_; }
+  // The backend whose jobs the second signal cancels.
+  void cancel_on_stop_now(dispatcher::ChipBackend* chips) { chips_ = chips; }
 
  private:
   void watch() {
@@ -84,7 +86,7 @@ class StopSignals {
       } else {
         std::fprintf(stderr, "kdispatch run: stopping now; `kdispatch run --resume` continues\n");
         try {
-          chips_.cancel_all();
+          if (dispatcher::ChipBackend* chips = chips_.load()) chips->cancel_all();
         } catch (const std::exception& e) {
           std::fprintf(stderr, "kdispatch run: the Slurm jobs could not be cancelled: %s\n",
                        e.what());
@@ -93,7 +95,7 @@ class StopSignals {
       }
     }
   }
-  dispatcher::ChipBackend& chips_;
+  std::atomic<dispatcher::ChipBackend*> chips_{nullptr};
   sigset_t set_;
   std::atomic<bool> stop_{false}, done_{false};
   std::thread watcher_;
@@ -181,11 +183,14 @@ int cmd_run(const Args& args) {
   o.process_info = process_info(args, o);
   o.process_info["queued"] = checked.queue.size();
 
-  // One backend for the whole campaign: one Slurm poller for every job in flight.
-  const std::unique_ptr<dispatcher::ChipBackend> chips =
-      dispatcher::make_chip_backend(contract::load_chip_inventory_or_default(o.chips));
+  // The signals are blocked before the backend starts its poll thread, so only the watcher
+  // receives them. One backend for the whole campaign: one Slurm poller for every job in flight.
+  // Declared first so that it outlives the signal watcher that may cancel its jobs.
+  std::unique_ptr<dispatcher::ChipBackend> chips;
+  StopSignals signals;
+  chips = dispatcher::make_chip_backend(contract::load_chip_inventory_or_default(o.chips));
   o.chip_backend = chips.get();
-  StopSignals signals(*chips);
+  signals.cancel_on_stop_now(chips.get());
   dispatcher::CampaignReport r = dispatcher::run_campaign(o, signals.stop());
   bool all_verdicts = true, any_error = false;  // all: supported or refuted
   for (const auto& e : r.experiments) {

@@ -289,6 +289,64 @@ TEST(SlurmCampaign, FourFamiliesOnFourChipsNeverShareAChip) {
   }
 }
 
+// Starts `kdispatch run` of the cheating author through Slurm and returns it once the
+// verification's job is submitted, with that job's id.
+test::Child run_until_verify_job(const test::ExampleEnv& env, std::string& job) {
+  test::Child child = test::spawn_kdispatch(
+      {"run", "--wiki", env.wiki.string(), "--provider", "fake", "--script",
+       test::ExampleEnv::script("cheating-author.json"), "--chips", env.chips.string(),
+       "--run-root", env.runs.string(), "--tool-dir", env.tools.string()},
+      env.root / "run");
+  for (int i = 0; i < 2400 && job.empty() && child.running(); ++i) {
+    for (const json& r : env.records_or_empty("job_submitted"))
+      if (r["data"]["purpose"] == "verify") job = r["data"]["job_id"];
+    if (job.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return child;
+}
+
+// The first SIGTERM dispatches nothing new and leaves the jobs in flight to finish, as locally.
+TEST(SlurmCampaign, TheFirstSignalLetsTheJobsFinish) {
+  KD_REQUIRE_SLURM();
+  test::ExampleEnv env;
+  use_slurm(env);
+  std::string job;
+  test::Child child = run_until_verify_job(env, job);
+  ASSERT_FALSE(job.empty()) << read_file(child.err);
+  child.kill(SIGTERM);
+  const int status = child.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status << read_file(child.err);
+  EXPECT_EQ(env.outcome()["verdict"], "invalid");
+  const std::vector<json> jobs = jobs_of(env, "rms-norm/v002");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0]["finished"]["state"], "COMPLETED") << jobs[0].dump();
+}
+
+// The second SIGTERM stops the campaign now and cancels its jobs in Slurm (scancel): the
+// verification's job ends CANCELLED instead of running on for nobody.
+TEST(SlurmCampaign, TheSecondSignalCancelsTheCampaignsJobs) {
+  KD_REQUIRE_SLURM();
+  test::ExampleEnv env;
+  use_slurm(env);
+  std::string job;
+  test::Child child = run_until_verify_job(env, job);
+  ASSERT_FALSE(job.empty()) << read_file(child.err);
+  child.kill(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  child.kill(SIGTERM);
+  const int status = child.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << read_file(child.err);
+  std::optional<test::FinishedJob> done;
+  for (int i = 0; i < 600 && !done; ++i) {
+    done = test::finished_job(job);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(done.has_value()) << "Slurm never finished job " << job;
+  EXPECT_EQ(done->state, "CANCELLED") << job;
+  EXPECT_TRUE(env.records("verdict").empty());
+}
+
 // Sets a node DOWN and, whatever happens, back to service once the test is done with it.
 class NodeDown {
  public:
