@@ -48,6 +48,26 @@ std::vector<json> jobs_of(const test::ExampleEnv& env, const std::string& key) {
   return out;
 }
 
+// Preflight asks the cluster: a partition without the inventory's GRES is refused before any
+// dispatch, naming both; the fixture's partition passes with what it has.
+TEST(SlurmCampaign, PreflightChecksThePartitionHasTheGres) {
+  KD_REQUIRE_SLURM();
+  test::ExampleEnv env;
+  use_slurm(env, {{"gres", "gpu:a100:1"}});
+  auto bad = env.run(test::ExampleEnv::script("honest-author.json"), {"--dry-run"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("BAD chip inventory " + env.chips.string() +
+                         ": Slurm partition kd has no GRES gpu:a100 on its nodes"),
+            std::string::npos)
+      << bad.out;
+  use_slurm(env);
+  auto good = env.run(test::ExampleEnv::script("honest-author.json"), {"--dry-run"});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  EXPECT_NE(good.out.find("ok  chip inventory " + env.chips.string() + ": Slurm partition kd, "),
+            std::string::npos)
+      << good.out;
+}
+
 TEST(SlurmCampaign, HonestAuthorThroughSlurmEndsAsLocally) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
