@@ -81,6 +81,11 @@ void resolve_chip(const BriefRequest& req, Brief& b, Problems& problems) {
   if (b.binding.chip.empty()) return;
   try {
     contract::ChipInventory inv = contract::load_chip_inventory_or_default(req.chips);
+    // Under Slurm the binding's chip names no particular one: Slurm gives each job its own.
+    if (inv.slurm) {
+      b.chip = inv.slurm_chip();
+      return;
+    }
     if (const contract::Chip* c = inv.find(b.binding.chip)) {
       b.chip = *c;
       return;

@@ -13,7 +13,9 @@
 #include "common/errors.h"
 #include "common/exit_codes.h"
 #include "common/words.h"
+#include "contract/chips.h"
 #include "dispatcher/campaign.h"
+#include "dispatcher/chip_backend.h"
 #include "dispatcher/preflight.h"
 
 namespace kd::cli {
@@ -49,7 +51,8 @@ void print_preflight(const dispatcher::PreflightReport& r) {
 }
 
 // SIGINT/SIGTERM: the first stops new dispatches and lets the experiments in flight finish; the
-// second stops now. Everything done so far is journalled, so `--resume` continues either way.
+// second stops now, cancelling the campaign's Slurm jobs (scancel) first. Everything done so far
+// is journalled, so `--resume` continues either way.
 class StopSignals {
  public:
   StopSignals() {
@@ -66,6 +69,8 @@ class StopSignals {
     pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
   }
   const std::atomic<bool>& stop() const { return stop_; }
+  // The backend whose jobs the second signal cancels.
+  void cancel_on_stop_now(dispatcher::ChipBackend* chips) { chips_ = chips; }
 
  private:
   void watch() {
@@ -80,10 +85,17 @@ class StopSignals {
                      strsignal(sig));
       } else {
         std::fprintf(stderr, "kdispatch run: stopping now; `kdispatch run --resume` continues\n");
+        try {
+          if (dispatcher::ChipBackend* chips = chips_.load()) chips->cancel_all();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "kdispatch run: the Slurm jobs could not be cancelled: %s\n",
+                       e.what());
+        }
         std::_Exit(128 + sig);  // boxes die with their parent; the journal is durable
       }
     }
   }
+  std::atomic<dispatcher::ChipBackend*> chips_{nullptr};
   sigset_t set_;
   std::atomic<bool> stop_{false}, done_{false};
   std::thread watcher_;
@@ -183,7 +195,14 @@ int cmd_run(const Args& args) {
   o.process_info = process_info(args, o);
   o.process_info["queued"] = checked.queue.size();
 
+  // The signals are blocked before the backend starts its poll thread, so only the watcher
+  // receives them. One backend for the whole campaign: one Slurm poller for every job in flight.
+  // Declared first so that it outlives the signal watcher that may cancel its jobs.
+  std::unique_ptr<dispatcher::ChipBackend> chips;
   StopSignals signals;
+  chips = dispatcher::make_chip_backend(contract::load_chip_inventory_or_default(o.chips));
+  o.chip_backend = chips.get();
+  signals.cancel_on_stop_now(chips.get());
   dispatcher::CampaignReport r = dispatcher::run_campaign(o, signals.stop());
   bool all_verdicts = true, any_error = false;  // all: supported or refuted
   for (const auto& e : r.experiments) {

@@ -66,6 +66,8 @@ constexpr Command kCommands[] = {
     {"demo", "demo [--run-root DIR]", KD_FULL_ONLY(cmd_demo)},
     {"mcp", "mcp [--keys FILE] [--wiki DIR] [--run-root DIR]   (MCP server on stdio)",
      KD_FULL_ONLY(cmd_mcp)},
+    {"chip-job", "chip-job FILE   (a Slurm node's side of one chip job, docs/slurm.md)",
+     KD_FULL_ONLY(cmd_chip_job), true},
 };
 
 #undef KD_FULL_ONLY
@@ -105,7 +107,7 @@ const Command* find_command(std::string_view name) {
 void print_help(std::FILE* out) {
   std::fprintf(out, "usage: kdispatch COMMAND [OPTIONS]\n\ncommands:\n");
   for (const auto& c : kCommands)
-    std::fprintf(out, "  kdispatch %.*s\n", int(c.usage.size()), c.usage.data());
+    if (!c.hidden) std::fprintf(out, "  kdispatch %.*s\n", int(c.usage.size()), c.usage.data());
   std::fprintf(out, "\n%.*s\n", int(kModel.size()), kModel.data());
   std::fprintf(
       out,

@@ -17,6 +17,7 @@ struct Command {
   std::string_view name;
   std::string_view usage;
   int (*run)(const Args&);  // null: runs in kdispatch-full
+  bool hidden = false;      // kdispatch's own plumbing (a Slurm node's chip-job): not in help
 };
 
 // Command `name`, or nullptr when there is no such command.

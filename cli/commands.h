@@ -21,5 +21,6 @@ int cmd_audit(const Args& args);
 int cmd_fake_llm(const Args& args);
 int cmd_demo(const Args& args);
 int cmd_mcp(const Args& args);
+int cmd_chip_job(const Args& args);
 
 }  // namespace kd::cli

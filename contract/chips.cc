@@ -1,5 +1,6 @@
 #include "contract/chips.h"
 
+#include <cctype>
 #include <set>
 
 #include "common/errors.h"
@@ -28,14 +29,78 @@ std::vector<std::string> ChipInventory::ids() const {
   return out;
 }
 
+Chip ChipInventory::slurm_chip() const {
+  if (!slurm) throw Error("the inventory " + source.string() + " is not a Slurm inventory");
+  return Chip{"slurm:" + slurm->partition, slurm->kind, {}, {}, {}};
+}
+
+namespace {
+
+// "name[:type]:count" with count 1: one chip per job (a job asking for more says so itself).
+void split_gres(const JsonObjectReader& top, SlurmInventory& s) {
+  const size_t colon = s.gres.rfind(':');
+  if (colon == std::string::npos || colon == 0 || s.gres.substr(colon + 1) != "1")
+    top.field_error("gres", "must name one chip as sbatch --gres takes it (\"gpu:tpu:1\")");
+  s.gres_name = s.gres.substr(0, colon);
+}
+
+bool is_env_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+ChipInventory parse_slurm_inventory(const JsonObjectReader& top,
+                                    const std::filesystem::path& source) {
+  top.allow_only({"scheduler", "partition", "gres", "chip_env", "kind", "devices",
+                  "poll_interval_s", "time_limit_minutes", "sbatch_args", "job_dir", "env",
+                  "kdispatch", "parallel"});
+  SlurmInventory s;
+  s.partition = top.string("partition");
+  s.gres = top.string("gres");
+  split_gres(top, s);
+  s.chip_env = top.string("chip_env");
+  if (!is_env_name(s.chip_env)) top.field_error("chip_env", "must be an environment variable name");
+  s.kind = top.string_or("kind", s.kind);
+  if (!kKinds.count(s.kind)) top.error("kind " + quote(s.kind) + " is not tpu, gpu or cpu");
+  s.devices = top.strings("devices", true);
+  for (size_t d = 0; d < s.devices.size(); ++d) {
+    if (!std::filesystem::path(s.devices[d]).is_absolute())
+      top.error("devices[" + std::to_string(d) + "] must be an absolute path");
+  }
+  s.poll_interval_s = top.number_or("poll_interval_s", 0.05, 600, s.poll_interval_s);
+  if (top.has("time_limit_minutes"))
+    s.time_limit_minutes = static_cast<int>(top.count_in("time_limit_minutes", 1, 525600));
+  s.sbatch_args = top.strings("sbatch_args", true);
+  s.job_dir = top.string_or("job_dir", s.job_dir);
+  const std::filesystem::path job_dir(s.job_dir);
+  if (job_dir.is_absolute() || job_dir.lexically_normal().string().rfind("..", 0) == 0)
+    top.field_error("job_dir", "must be a relative path beneath the run directory");
+  s.env = top.string_map("env");
+  if (top.has("kdispatch")) s.kdispatch = top.absolute_path("kdispatch");
+  s.parallel = static_cast<int>(top.count_or("parallel", 4096, 0));
+  ChipInventory inv;
+  inv.source = source;
+  inv.slurm = std::move(s);
+  return inv;
+}
+
+}  // namespace
+
 ChipInventory parse_chip_inventory(const std::string& json_text,
                                    const std::filesystem::path& source) {
   const std::string file = source.filename().string();
   const nlohmann::json doc = parse_json_document(json_text, file);
+  if (doc.is_object() && doc.contains("scheduler")) {
+    JsonObjectReader top(doc, file);
+    const std::string scheduler = top.choice("scheduler", {"local", "slurm"});
+    if (scheduler == "slurm") return parse_slurm_inventory(top, source);
+  }
   if (!doc.is_object() || !doc.contains("chips") || !doc["chips"].is_array())
     throw Error(file + ": expected an object with a \"chips\" array");
   JsonObjectReader top(doc, file);
-  top.allow_only({"chips"});
+  top.allow_only({"scheduler", "chips"});
   ChipInventory inv;
   inv.source = source;
   std::set<std::string> seen_ids, seen_locks;

@@ -1,6 +1,10 @@
-// The chip inventory (docs/dispatcher.md): policies/chips.json or --chips FILE.
+// The chip inventory (docs/dispatcher.md, docs/slurm.md): policies/chips.json or --chips FILE.
+// Local form ("scheduler": "local" or absent), chips listed and locked with flock:
 //   {"chips": [{"id": "0", "kind": "tpu", "lock": "/tmp/tpu-chip-0.lock",
 //               "env": {"TPU_VISIBLE_DEVICES": "0"}, "devices": ["/dev/accel0"]}, ...]}
+// Slurm form, chips are a partition's GRES that Slurm assigns job by job:
+//   {"scheduler": "slurm", "partition": "tpu", "gres": "gpu:tpu:1",
+//    "chip_env": "TPU_VISIBLE_DEVICES", ...optional fields of SlurmInventory}
 #pragma once
 
 #include <filesystem>
@@ -19,9 +23,32 @@ struct Chip {
   std::vector<std::filesystem::path> devices;  // device nodes exposed to those runs only
 };
 
+// The Slurm form's fields; the optional ones carry their documented defaults.
+struct SlurmInventory {
+  std::string partition;     // sbatch --partition
+  std::string gres;          // one chip, as sbatch --gres takes it: "gpu:tpu:1"
+  std::string gres_name;     // the same without the count ("gpu:tpu"): a job of n chips asks n
+  std::string chip_env;      // the variable a job's box sets to the chip's index
+  std::string kind = "tpu";  // tpu | gpu | cpu, as a local chip's
+  std::vector<std::string> devices;  // device nodes of the chip, "{index}" replaced on the node
+  double poll_interval_s = 0.5;      // one squeue for every job in flight, this often
+  std::optional<int> time_limit_minutes;   // sbatch --time; default the partition's
+  std::vector<std::string> sbatch_args;    // passed to sbatch verbatim
+  std::string job_dir = "slurm-jobs";      // job files and results, under each run directory
+  std::map<std::string, std::string> env;  // for sbatch/squeue/scancel (SLURM_CONF); else inherited
+  // The kdispatch-full the nodes run (a path every node sees); default this very binary.
+  std::filesystem::path kdispatch;
+  int parallel = 0;  // chips a campaign may use at once; 0: the partition's GRES count
+};
+
 struct ChipInventory {
-  std::vector<Chip> chips;
+  std::vector<Chip> chips;  // the local form's; empty under Slurm
   std::filesystem::path source;
+  std::optional<SlurmInventory> slurm;  // "scheduler": "slurm"
+
+  // Under Slurm no chip is fixed before a job runs: the chip a brief and the author's session
+  // name is the partition itself ("slurm:<partition>"), of the inventory's kind.
+  Chip slurm_chip() const;
 
   const Chip* find(const std::string& id) const;
   std::vector<std::string> ids() const;

@@ -17,6 +17,10 @@ inline constexpr const char* kFinished = "finished";       // end_reason, final 
 inline constexpr const char* kVerifyStarted = "verify_started";  // chip, snapshot sha
 inline constexpr const char* kReceiptValidated = "receipt_validated";
 inline constexpr const char* kVerdict = "verdict";  // verdict, reasons
+// A Slurm job of the experiment's chip work (job_id, purpose, dir, result), and its end (job_id,
+// state, reason, chip). Not steps: they leave the experiment's phase as it was.
+inline constexpr const char* kJobSubmitted = "job_submitted";
+inline constexpr const char* kJobFinished = "job_finished";
 // Not a step but an end: the infrastructure failed (cause, message). The experiment is retried
 // by `kdispatch run --resume` from where it stood: re-authored when no finished record precedes
 // the error, else verified again.

@@ -140,8 +140,12 @@ AuthorReport run_author(const AuthorOptions& o) {
   const briefs::Brief& brief = *outcome.brief;
   const briefs::Binding& bind = brief.binding;
   contract::Chip chip = brief.chip;
+  const contract::ChipInventory inventory = contract::load_chip_inventory_or_default(o.chips);
+  std::unique_ptr<ChipBackend> own_backend;
+  ChipBackend* backend = o.chip_backend;
+  if (!backend) backend = (own_backend = make_chip_backend(inventory)).get();
   if (o.chip) {
-    auto inv = contract::load_chip_inventory_or_default(o.chips);
+    const auto& inv = inventory;
     const contract::Chip* c = inv.find(*o.chip);
     if (!c) throw Error("chip " + *o.chip + " is not in the inventory " + inv.source.string());
     chip = *c;
@@ -211,7 +215,9 @@ AuthorReport run_author(const AuthorOptions& o) {
     spec.ro.push_back(fs::absolute(d));
   spec.rw_extra = {artifact_dir};
   spec.mask = expand_no_peek(wt.worktree, brief.home_repo, bind.no_peek);
-  spec.chip = chip;
+  // Under Slurm the session's box on this host has no chip: chip work runs on a node, in a box
+  // opened there from the same spec.
+  if (!backend->is_slurm()) spec.chip = chip;
   std::unique_ptr<sandbox::Box> box = sandbox::Box::open(spec);
 
   // One supervisor per session: a prefix approved lasts the session.
@@ -224,6 +230,12 @@ AuthorReport run_author(const AuthorOptions& o) {
   AuthorToolConfig tc;
   tc.box = box.get();
   tc.chip = chip;
+  tc.chips = backend;
+  tc.spec = spec;
+  tc.run_dir = report.run_dir;
+  tc.record = [&journal, key](const char* type, json data) {
+    journal.append(type, key, std::move(data));
+  };
   tc.worktree = wt.worktree;
   tc.gitdir = wt.gitdir;
   tc.branch = wt.branch;
@@ -232,8 +244,15 @@ AuthorReport run_author(const AuthorOptions& o) {
   tc.supervisor = supervisor;
   tc.env["KD_ARTIFACT_DIR"] = artifact_dir.string();
   tc.env.merge(sandbox::tool_env(o.tool_dirs));
-  if (dispatched)
+  if (dispatched) {
     tc.existing_commits = git::branch_commits(ref.home_repo, wt.branch, wt.base_commit);
+    for (const auto& s : fold_journal(journal.records())) {
+      if (s.experiment != key) continue;
+      for (const auto& [job_id, j] : s.jobs)
+        if (j.value("purpose", "") == "run_on_chip" && !j.contains("finished"))
+          tc.jobs_in_flight.push_back(j);
+    }
+  }
   tc.on_commit = [&](const git::CommitInfo& c, const std::string& candidate) {
     journal.append(rec::kCommitted, key,
                    {{"candidate", candidate}, {"sha", c.sha}, {"message", c.message}});

@@ -10,6 +10,7 @@
 
 #include "agents/model_config.h"
 #include "agents/session_result.h"
+#include "dispatcher/chip_backend.h"
 #include "dispatcher/journal.h"
 #include "git/repo.h"
 
@@ -30,7 +31,8 @@ struct AuthorOptions {
   std::optional<std::filesystem::path> supervise_dir;
   // Read-only into the box at the same path, e.g. a CPU verify tool the family's commands use.
   std::vector<std::filesystem::path> tool_dirs;
-  JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here
+  JournalSet* journals = nullptr;       // a campaign run's shared journals; else opened here
+  ChipBackend* chip_backend = nullptr;  // a campaign's; else the inventory's, made here
   // Continue the experiment's interrupted session (kdispatch run --resume): its branch, its
   // commits and its transcript, from the journal's dispatched record.
   bool resume = false;

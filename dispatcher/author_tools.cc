@@ -1,11 +1,12 @@
 #include "dispatcher/author_tools.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "common/errors.h"
 #include "contract/ledger.h"
-#include "dispatcher/chip_lock.h"
+#include "dispatcher/experiment_error.h"
 
 namespace kd::dispatcher {
 namespace {
@@ -162,28 +163,55 @@ ToolOutcome AuthorToolHost::run(const json& in, bool on_chip, const std::string&
   req.use_chip = on_chip;
   req.env = cfg_.env;
   const std::string tool = on_chip ? "run_on_chip" : "run";
-  if (!cfg_.supervisor) return run_approved(req);
+  if (!cfg_.supervisor) return run_approved(req, call_id);
   const Decision decision = cfg_.supervisor->decide({tool, call_id, req.argv, ""});
   if (!decision.approved) return not_approved(tool, decision);
-  return supervised(decision, tool, [&] { return run_approved(req); });
+  return supervised(decision, tool, [&] { return run_approved(req, call_id); });
 }
 
-ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
-  std::optional<ChipLock> lock;
+ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req,
+                                         const std::string& call_id) {
+  sandbox::RunResult r;
+  std::string chip;  // the chip a Slurm job got
   if (req.use_chip) {
-    // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(cfg_.chip_wait_s));
-    auto got = ChipLock::wait_any({cfg_.chip}, deadline);
-    if (!got) {
-      return error("chip " + cfg_.chip.id + " stayed locked by another process (" +
-                   cfg_.chip.lock.string() + ")");
+    if (!cfg_.chips) return error("run_on_chip: this session has no chip");
+    ChipTask task;
+    task.experiment = cfg_.family + "/" + cfg_.experiment;
+    task.purpose = "run_on_chip";
+    task.run_dir = cfg_.run_dir;
+    task.job.spec = cfg_.spec;
+    task.job.request = req;
+    task.call_id = call_id;
+    task.record = cfg_.record;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& prior = cfg_.jobs_in_flight;
+      auto it = std::find_if(prior.begin(), prior.end(), [&](const json& j) {
+        return j.value("call_id", "") == call_id && j.value("argv", json()) == json(req.argv);
+      });
+      if (it != prior.end()) {
+        task.in_flight.push_back(*it);
+        prior.erase(it);
+      }
     }
-    lock = std::move(got->first);
+    if (!cfg_.chips->is_slurm()) {
+      task.session_box = cfg_.box;
+      task.candidates = {cfg_.chip};
+      // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
+      task.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(cfg_.chip_wait_s));
+    }
+    try {
+      verify::ChipRun run = cfg_.chips->run(task, [](const std::string&) {});
+      r = std::move(run.result);
+      if (cfg_.chips->is_slurm()) chip = run.chip;
+    } catch (const ExperimentError& e) {
+      return error(e.what());
+    }
+  } else {
+    r = cfg_.box->run(req);
   }
-  sandbox::RunResult r = cfg_.box->run(req);
-  lock.reset();  // the lock covers the device run only
   json record = {{"exit_code", r.exit_code},
                  {"signal", r.signal},
                  {"timed_out", r.timed_out},
@@ -195,7 +223,9 @@ ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req) {
       record["violations"].push_back(sandbox::denial_json(d));
   }
   bool failed = r.exit_code != 0 || r.signal != 0 || r.timed_out;
-  return {describe_run(r), failed, std::move(record), false};
+  if (chip.empty()) return {describe_run(r), failed, std::move(record), false};
+  record["chip"] = chip;
+  return {"chip " + chip + " (Slurm)\n" + describe_run(r), failed, std::move(record), false};
 }
 
 ToolOutcome AuthorToolHost::git_diff(const json& in) {

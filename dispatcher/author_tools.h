@@ -13,6 +13,7 @@
 
 #include "agents/tool_host.h"
 #include "contract/chips.h"
+#include "dispatcher/chip_backend.h"
 #include "dispatcher/supervisor.h"
 #include "git/repo.h"
 #include "sandbox/box.h"
@@ -22,6 +23,17 @@ namespace kd::dispatcher {
 struct AuthorToolConfig {
   sandbox::Box* box = nullptr;
   contract::Chip chip;
+  // Where run_on_chip runs: locally in `box` under the chip's lock, or as a Slurm job in a box
+  // opened from `spec` (the session box's own) on the node. Null: no run_on_chip.
+  ChipBackend* chips = nullptr;
+  sandbox::BoxSpec spec;
+  std::filesystem::path run_dir;
+  // Journals a record of the experiment (the Slurm jobs of run_on_chip).
+  std::function<void(const char* type, nlohmann::json data)> record;
+  // A resumed session's run_on_chip jobs that an earlier process submitted and never saw end
+  // (job_submitted data): a replayed call (same id, same command) collects its job instead of
+  // submitting it again.
+  std::vector<nlohmann::json> jobs_in_flight;
   std::filesystem::path worktree;
   std::filesystem::path gitdir;
   std::string branch;
@@ -50,7 +62,7 @@ class AuthorToolHost : public agents::ToolHost {
   agents::ToolOutcome write_file(const nlohmann::json& in);
   agents::ToolOutcome edit_file(const nlohmann::json& in);
   agents::ToolOutcome run(const nlohmann::json& in, bool on_chip, const std::string& call_id);
-  agents::ToolOutcome run_approved(const sandbox::RunRequest& req);
+  agents::ToolOutcome run_approved(const sandbox::RunRequest& req, const std::string& call_id);
   agents::ToolOutcome git_diff(const nlohmann::json& in);
   agents::ToolOutcome commit(const nlohmann::json& in, const std::string& call_id);
   agents::ToolOutcome commit_approved(const std::string& message, const std::string& candidate,

@@ -55,9 +55,13 @@ class Campaign {
     for (size_t i = 0; i < queue.size(); ++i)
       by_family[queue[i].family].push_back(i);
 
+    std::unique_ptr<ChipBackend> own_backend;
+    chips_ = o_.chip_backend;
+    if (!chips_)
+      chips_ = (own_backend = make_chip_backend(contract::load_chip_inventory_or_default(o_.chips)))
+                   .get();
     int parallel = o_.parallel;
-    if (parallel <= 0)
-      parallel = static_cast<int>(contract::load_chip_inventory_or_default(o_.chips).chips.size());
+    if (parallel <= 0) parallel = chips_->parallel();
     if (o_.supervise || o_.supervise_dir) parallel = 1;
     std::counting_semaphore<> slots(std::max(parallel, 1));
     std::error_code ec;
@@ -171,6 +175,7 @@ class Campaign {
         a.supervise = o_.supervise;
         a.supervise_dir = o_.supervise_dir;
         a.journals = &journals_;
+        a.chip_backend = chips_;
         a.resume = state.has_value();
         a.retry_after_error = state && state->failed();
         AuthorReport r = run_author(a);
@@ -196,6 +201,7 @@ class Campaign {
       v.tool_dirs = o_.tool_dirs;
       v.file = o_.file;
       v.journals = &journals_;
+      v.chip_backend = chips_;
       v.busy_chips = author_chips();
       VerifyReport vr = run_verify(v);
       out.outcome = contract::ExperimentOutcome::of(vr.verdict);
@@ -359,6 +365,7 @@ class Campaign {
   const std::atomic<bool>& stop_;
   Notifier notifier_{o_.notify_cmd};
   JournalSet journals_;
+  ChipBackend* chips_ = nullptr;
   CampaignReport report_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -14,6 +14,7 @@
 
 #include "agents/model_config.h"
 #include "contract/verdict.h"
+#include "dispatcher/chip_backend.h"
 
 namespace kd::dispatcher {
 
@@ -53,6 +54,8 @@ struct CampaignOptions {
   // outcome's event on stdin (empty: none), and whether the HTML report is regenerated at the end.
   std::vector<std::string> notify_cmd;
   bool write_report = true;
+  ChipBackend* chip_backend =
+      nullptr;  // shared by every experiment; else the inventory's, made here
 };
 
 struct ExperimentResult {

@@ -26,9 +26,17 @@ std::vector<ExperimentState> fold_journal(const std::vector<JournalRecord>& reco
     }
     ExperimentState& s = out[it->second];
     Prior& before = prior[it->second];
-    s.phase = r.type;
     s.last_ts = r.ts;
     const auto& d = r.data;
+    if (r.type == rec::kJobSubmitted) {
+      s.jobs[d.value("job_id", "")] = d;
+      continue;
+    }
+    if (r.type == rec::kJobFinished) {
+      s.jobs[d.value("job_id", "")]["finished"] = d;
+      continue;
+    }
+    s.phase = r.type;
     if (r.type == rec::kDispatched) {
       s.chip = d.value("chip", "");
       s.branch = d.value("branch", "");

@@ -34,6 +34,8 @@ struct ExperimentState {
   std::string error_cause, error_message;
   int errors = 0;
   std::string transcript_head;  // the last one journalled (author_turn, finished)
+  // Slurm jobs by id: the job_submitted record's data, with the job_finished's as "finished".
+  std::map<std::string, nlohmann::json> jobs;
   bool done() const { return phase == rec::kVerdict; }
   bool failed() const { return phase == rec::kError; }
   // The author phase completed: a retry verifies again instead of re-authoring.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 
@@ -12,6 +13,7 @@
 #include "common/policy_path.h"
 #include "contract/chips.h"
 #include "contract/run_record.h"
+#include "dispatcher/slurm_client.h"
 #include "sandbox/profile.h"
 #include "verify/verify_command.h"
 
@@ -130,6 +132,27 @@ void check_chips(Checker& c, const std::optional<fs::path>& path) {
   contract::ChipInventory inv;
   if (!c.run("chip inventory", [&] { inv = contract::load_chip_inventory_or_default(path); }))
     return;
+  if (inv.slurm) {
+    // The cluster answers and its partition has the GRES; whether the nodes see the run root is
+    // the first job's check.
+    const contract::SlurmInventory& s = *inv.slurm;
+    slurm::Client::Partition p;
+    if (!c.run("Slurm partition " + s.partition, [&] {
+          p = slurm::Client(slurm::ClientOptions{s.env, std::chrono::milliseconds(10000)})
+                  .partition(s.partition);
+        }))
+      return;
+    const auto gres = p.gres_per_node.find(s.gres_name);
+    if (gres == p.gres_per_node.end() || gres->second < 1) {
+      c.problem("chip inventory " + inv.source.string() + ": Slurm partition " + s.partition +
+                " has no GRES " + s.gres_name + " on its nodes");
+      return;
+    }
+    c.ok("chip inventory " + inv.source.string() + ": Slurm partition " + s.partition + ", " +
+         std::to_string(p.nodes) + " nodes with " + std::to_string(gres->second) + " x " +
+         s.gres_name);
+    return;
+  }
   if (inv.chips.empty()) c.problem("chip inventory " + inv.source.string() + " has no chip");
   bool good = true;
   for (const auto& chip : inv.chips) {

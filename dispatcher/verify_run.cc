@@ -32,34 +32,6 @@ json read_object(const fs::path& p, const std::string& what) {
       .raw();
 }
 
-// The local chip backend: waits for the first free chip of `candidates` (its flock), holds it
-// for the whole job and runs the job's box on it.
-verify::ChipRunner local_chips(std::vector<contract::Chip> candidates) {
-  return [candidates = std::move(candidates)](
-             const verify::ChipJob& job, const std::function<void(const std::string&)>& on_start) {
-    std::optional<std::pair<ChipLock, size_t>> got;
-    try {
-      got = ChipLock::wait_any(candidates, std::nullopt, [&] {
-        std::string ids;
-        for (const auto& c : candidates)
-          ids += (ids.empty() ? "" : ", ") + c.id + " (" + c.lock.string() + ")";
-        std::fprintf(stderr, "kdispatch verify: waiting for a chip lock: %s\n", ids.c_str());
-      });
-    } catch (const Error& e) {
-      throw ExperimentError(
-          contract::ErrorCause::ChipUnavailable,
-          std::string("no chip could be locked for the verification: ") + e.what());
-    }
-    auto& [lock, which] = *got;
-    const contract::Chip& chip = candidates[which];
-    on_start(chip.id);
-    if (job.work) return verify::ChipRun{chip.id, job.work(chip)};
-    sandbox::BoxSpec spec = job.spec;
-    spec.chip = chip;
-    return verify::ChipRun{chip.id, sandbox::Box::open(spec)->run(job.request)};
-  };
-}
-
 // The optional LLM verifier as the verification's reviewer of a valid receipt.
 verify::Reviewer llm_reviewer(const agents::ModelConfig& model, const briefs::Brief& brief,
                               const fs::path& run_dir, const fs::path& wiki) {
@@ -172,10 +144,45 @@ VerifyReport run_verify(const VerifyOptions& o) {
     // The key lives in the run root's state, which no box binds.
     in.signing_key = contract::load_or_create_signing_key(
         contract::signing_key_path(run_dir.parent_path().parent_path()));
-    const verify::ChipRunner runner = local_chips(verifier_chips(
-        contract::load_chip_inventory_or_default(chips), run.author_chip, o.chip, o.busy_chips));
     const verify::Recorder recorder = [&](const char* type, json data) {
       journal.append(type, id.key(), std::move(data));
+    };
+    const contract::ChipInventory inventory = contract::load_chip_inventory_or_default(chips);
+    std::unique_ptr<ChipBackend> own_backend;
+    ChipBackend* backend = o.chip_backend;
+    if (!backend) backend = (own_backend = make_chip_backend(inventory)).get();
+    ChipTask task;
+    task.experiment = id.key();
+    task.purpose = "verify";
+    task.run_dir = run_dir;
+    task.record = recorder;
+    if (backend->is_slurm()) {
+      // The author's last chip job names the chip to avoid; jobs an earlier process left in
+      // flight are let finish before the verification remakes the files they read.
+      for (const auto& r : journal.records()) {
+        if (r.experiment != id.key() || r.type != rec::kJobFinished) continue;
+        if (r.data.value("purpose", "") == "run_on_chip" && !r.data.value("chip", "").empty())
+          task.avoid_chip = r.data.value("chip", "");
+      }
+      for (const auto& s : fold_journal(journal.records())) {
+        if (s.experiment != id.key()) continue;
+        for (const auto& [job_id, j] : s.jobs) {
+          if (j.value("purpose", "") == "verify" && !j.contains("finished"))
+            task.in_flight.push_back(j);
+        }
+      }
+      backend->settle(task.in_flight);
+      in.environment = {{"scheduler", "slurm"},
+                        {"partition", inventory.slurm->partition},
+                        {"author_last_chip", task.avoid_chip}};
+    } else {
+      task.candidates = verifier_chips(inventory, run.author_chip, o.chip, o.busy_chips);
+    }
+    const verify::ChipRunner runner = [&](const verify::ChipJob& job,
+                                          const std::function<void(const std::string&)>& on_start) {
+      ChipTask t = task;
+      t.job = job;
+      return backend->run(t, on_start);
     };
     verify::Reviewer reviewer;
     if (o.verifier_model) reviewer = llm_reviewer(*o.verifier_model, in.brief, run_dir, run.wiki);

@@ -13,6 +13,7 @@
 #include "agents/model_config.h"
 #include "contract/chips.h"
 #include "contract/verdict.h"
+#include "dispatcher/chip_backend.h"
 #include "dispatcher/journal.h"
 
 namespace kd::dispatcher {
@@ -31,7 +32,8 @@ struct VerifyOptions {
   // An LLM verifier session after the receipt (its four sections go into the filing; the verdict
   // stays the rules').
   std::optional<agents::ModelConfig> verifier_model;
-  JournalSet* journals = nullptr;  // a campaign run's shared journals; else opened here
+  JournalSet* journals = nullptr;       // a campaign run's shared journals; else opened here
+  ChipBackend* chip_backend = nullptr;  // a campaign's; else the inventory's, made here
 };
 
 struct VerifyReport {

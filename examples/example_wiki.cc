@@ -1,8 +1,10 @@
 #include "examples/example_wiki.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "common/errors.h"
 #include "common/files.h"
@@ -103,6 +105,27 @@ MaterializedExample materialize_example(const fs::path& dest, const ExampleOptio
   copy_tree(examples / "home" / kHomeRepo, home);
   out.home_commit = commit_example(home, kHomeBranch, "normkit: naive rms-norm and its reference");
   return out;
+}
+
+void add_example_families(const fs::path& wiki, int families, int experiments) {
+  const fs::path dir = wiki / "wiki/kernel_experiments";
+  const std::string binding = read_file(dir / "rms-norm/pallas/program.md");
+  const std::string stub = read_file(dir / "rms-norm/pallas/2026-11-30-v002-rms-norm.md");
+  for (int f = 0; f < families; ++f) {
+    const std::string slug = "fam" + std::to_string(f);
+    const fs::path pallas = dir / slug / "pallas";
+    fs::create_directories(pallas);
+    std::string b = std::regex_replace(binding, std::regex("family: rms-norm"), "family: " + slug);
+    b = std::regex_replace(b, std::regex("chip: \"0\""), "chip: \"" + std::to_string(f) + "\"");
+    write_file_atomic(pallas / "program.md", b);
+    for (int e = 1; e <= experiments; ++e) {
+      char id[16];
+      std::snprintf(id, sizeof id, "v%03d", e);
+      write_file_atomic(pallas / ("2026-12-01-" + std::string(id) + "-" + slug + ".md"), stub);
+    }
+  }
+  const auto [sha, branch] = git::head_of(wiki);
+  commit_example(wiki, branch, "examples: " + std::to_string(families) + " copies of the family");
 }
 
 }  // namespace kd::examples

@@ -49,4 +49,9 @@ struct MaterializedExample {
 MaterializedExample materialize_example(const std::filesystem::path& dest,
                                         const ExampleOptions& options = {});
 
+// Adds `families` copies of the example family to a materialized example wiki, fam0..fam<F-1>,
+// fam<i> bound to chip i, each with `experiments` in_progress stubs v001..v<E>, and commits them:
+// a campaign of many families (the dispatcher's benchmark, the Slurm tests).
+void add_example_families(const std::filesystem::path& wiki, int families, int experiments);
+
 }  // namespace kd::examples

@@ -80,6 +80,7 @@ std::string parent_receipt(const ParentReceiptInput& in) {
       {"artifact_dir", in.artifact_dir},
       {"verdict", parity && measure && fired ? "PASS" : "FAIL"},
   };
+  if (!in.environment.is_null()) r["environment"] = in.environment;
   return contract::sign_and_seal_receipt(r.dump(), in.signing_key);
 }
 

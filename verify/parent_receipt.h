@@ -24,6 +24,9 @@ struct ParentReceiptInput {
   // receipt's numbers should meet its figures, not a hundred raw samples): its file name and
   // sha256, which the receipt binds.
   std::string per_round_file, per_round_sha256;
+  // Where the measurement ran, when the pipeline says (a Slurm job's chip, node, the author's
+  // last chip); null: nothing added.
+  nlohmann::json environment;
 };
 
 // The per-round times of `m` as the file beside the receipt holds them.

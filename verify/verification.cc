@@ -177,6 +177,7 @@ class Verification {
     out.decision = measured ? decide_verdict(with_receipt(rules)) : early;
     out.outcome = outcome(out.decision, rules.bar, measured);
     out.outcome["filing"] = filing(out.decision, measured);
+    if (!in_.environment.is_null()) out.outcome["environment"] = environment();
     write_file_atomic(in_.run_dir / "outcome.json", out.outcome.dump(2) + "\n");
     write_file_atomic(in_.run_dir / "filing.md",
                       filing_proposal(in_.brief.stub.path, id_.key(), out.outcome["filing"]));
@@ -255,48 +256,41 @@ class Verification {
     return in_.worker_program.empty() ? workers_dir() / "kd-pyworker" : in_.worker_program;
   }
 
-  // The measuring parent on `chip`: the inputs', the reference's and the candidate's workers,
-  // each in its own box, then the protocol. Their boxes' logs go to verifier/workers.log.
-  ParentMeasurement parent_measure(const contract::Chip& chip) {
+  // The measuring parent's work: the inputs', the reference's and the candidate's workers, each
+  // in its own box, then the protocol. Their boxes' logs go to verifier/workers.log.
+  MeasureJob measure_job() const {
     const briefs::Binding& bind = in_.brief.binding;
     const fs::path program = fs::canonical(worker_program());
     auto spec = [&](const std::string& name, const fs::path& tree) {
       WorkerSpec w;
       w.name = name;
-      const fs::path work = in_.run_dir / ("verifier/" + name + "-work");
       w.pipe_dir = in_.run_dir / ("verifier/pipes/" + name);
-      fs::remove_all(work);
-      fs::remove_all(w.pipe_dir);
-      fs::create_directories(work);
-      sandbox::hand_to_box_user(work);
       w.box.profile = sandbox::load_profile("verifier");
-      w.box.worktree = work;
+      w.box.worktree = in_.run_dir / ("verifier/" + name + "-work");
       w.box.ro = {tree, program.parent_path()};
-      w.box.chip = chip;
       w.argv = {"python3", "-I", program.string()};
       w.cwd = tree.string();
       w.env = measured_worker_env();
       w.timeout_s = 3600;
       return w;
     };
-    std::unique_ptr<Worker> maker = Worker::start(spec("inputs", reference_tree_));
-    std::unique_ptr<Worker> ref = Worker::start(spec("reference", reference_tree_));
-    std::unique_ptr<Worker> cand = Worker::start(spec("candidate", candidate_tree_));
-    ParentPlan plan;
-    plan.mode = in_.mode;
-    plan.clock = chip.kind == "cpu" ? "cpu" : "wall";
-    plan.reference_module = (reference_tree_ / bind.reference).string();
-    plan.reference_roots = {reference_tree_.string()};
-    plan.candidate_module = (candidate_tree_ / cand_.path).string();
-    plan.candidate_roots = {candidate_tree_.string()};
-    ParentMeasurement m = measure_with_workers(*maker, *ref, *cand, plan);
-    std::string log;
-    for (Worker* w : {maker.get(), ref.get(), cand.get()}) {
-      sandbox::RunResult r = w->finish();
-      log += "== " + w->name() + " worker\n" + r.out + r.err + "\n" + r.to_json().dump(2) + "\n";
-    }
-    write_file_atomic(in_.run_dir / "verifier/workers.log", log);
-    return m;
+    MeasureJob job;
+    job.workers = {spec("inputs", reference_tree_), spec("reference", reference_tree_),
+                   spec("candidate", candidate_tree_)};
+    job.plan.mode = in_.mode;
+    job.plan.reference_module = (reference_tree_ / bind.reference).string();
+    job.plan.reference_roots = {reference_tree_.string()};
+    job.plan.candidate_module = (candidate_tree_ / cand_.path).string();
+    job.plan.candidate_roots = {candidate_tree_.string()};
+    job.log = in_.run_dir / "verifier/workers.log";
+    return job;
+  }
+
+  json environment() const {
+    if (in_.environment.is_null()) return json();
+    json env = in_.environment;
+    env["verifier_chip"] = m_.chip;
+    return env;
   }
 
   // Writes the parent's receipt of `m` to `path`.
@@ -317,6 +311,7 @@ class Verification {
     const std::string claim = author_claim(*in_.finish, cand_.sha);
     r.author_claim_ms = claim == "nan" ? 0 : std::stod(claim);
     r.signing_key = in_.signing_key;
+    r.environment = environment();
     const std::string rounds = per_round_json(m);
     r.per_round_file = path.stem().string() + ".rounds.json";
     r.per_round_sha256 = sha256_hex(rounds);
@@ -367,27 +362,10 @@ class Verification {
       job.request.cwd = snapshot_.string();
       job.request.env = sandbox::tool_env(in_.tool_dirs);
       job.request.use_chip = true;
-      job.work = [&](const contract::Chip& chip) {
-        sandbox::RunResult r;
-        {
-          // Closed before the parent measures: nothing the tool's process left running (a
-          // thread resealing the receipt) outlives its box.
-          sandbox::BoxSpec spec = job.spec;
-          spec.chip = chip;
-          r = sandbox::Box::open(spec)->run(job.request);
-        }
-        m_.parent = parent_measure(chip);
-        return r;
-      };
     } else {
       m_.argv = {"kdispatch measuring parent", worker_program().string()};
-      job.work = [&](const contract::Chip& chip) {
-        m_.parent = parent_measure(chip);
-        sandbox::RunResult r;
-        r.exit_code = 0;
-        return r;
-      };
     }
+    job.measure = measure_job();
     const ChipRun run = chips_(job, [&](const std::string& chip) {
       record_(journal::kVerifyStarted, {{"chip", chip},
                                         {"sha", cand_.sha},
@@ -396,6 +374,7 @@ class Verification {
                                         {"measured_by", m_.path}});
     });
     m_.chip = run.chip;
+    m_.parent = run.parent;
     m_.result = run.result.to_json();
     write_file_atomic(in_.run_dir / "verifier/verify.log", "$ " + json(m_.argv).dump() + "\n" +
                                                                run.result.out + run.result.err +
@@ -628,6 +607,19 @@ class Verification {
 };
 
 }  // namespace
+
+ChipRun run_chip_job_on(const ChipJob& job, const contract::Chip& chip) {
+  ChipRun out;
+  out.chip = chip.id;
+  out.result.exit_code = 0;
+  if (!job.request.argv.empty()) {
+    sandbox::BoxSpec spec = job.spec;
+    spec.chip = chip;
+    out.result = sandbox::Box::open(spec)->run(job.request);
+  }
+  if (job.measure) out.parent = run_measure_job(*job.measure, chip);
+  return out;
+}
 
 VerificationResult run_verification(const VerificationInput& input, const ChipRunner& chips,
                                     const Recorder& record, const Reviewer& reviewer) {

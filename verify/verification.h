@@ -18,23 +18,29 @@
 #include "briefs/brief.h"
 #include "contract/run_record.h"
 #include "sandbox/box.h"
+#include "verify/measure_job.h"
 #include "verify/verdict_rules.h"
 
 namespace kd::verify {
 
-// Chip work: the box to open (its chip left unset) and the command to run in it, or, when `work`
-// is set, work that opens its own boxes on the chip (the measuring parent's two workers) and
-// returns what ran.
+// Chip work, all of it data so that a Slurm node can do it as well as this host: the box to open
+// (its chip left unset) and the command to run in it (none when request.argv is empty), then,
+// when `measure` is set, the measuring parent's workers on the same chip.
 struct ChipJob {
   sandbox::BoxSpec spec;
   sandbox::RunRequest request;
-  std::function<sandbox::RunResult(const contract::Chip& chip)> work;
+  std::optional<MeasureJob> measure;
 };
 
 struct ChipRun {
-  std::string chip;  // the chip's id
-  sandbox::RunResult result;
+  std::string chip;           // the chip's id
+  sandbox::RunResult result;  // the box command's; exit 0 when there was none
+  std::optional<ParentMeasurement> parent;
 };
+
+// Does `job` on `chip`, which the caller holds: the command's box is closed before the parent
+// measures, so nothing the command left running (a thread resealing a receipt) outlives it.
+ChipRun run_chip_job_on(const ChipJob& job, const contract::Chip& chip);
 
 // Runs a job on a chip the pipeline chooses and holds for the whole run; calls `on_start` with
 // the chip's id once it is held and before the command starts.
@@ -75,6 +81,10 @@ struct VerificationInput {
   // The receipt record a previous attempt validated (journal): reused when it is of this very
   // candidate and the file is unchanged, so a resumed verification measures nothing twice.
   std::optional<nlohmann::json> prior;
+  // Where the chip work runs, when the pipeline has more to say than the chip's id (under Slurm:
+  // the scheduler and the author's last chip): into the receipt's and outcome's "environment",
+  // with the verifier's chip added.
+  nlohmann::json environment;
 };
 
 struct VerificationResult {

@@ -1,0 +1,268 @@
+// The Slurm backend (docs/slurm.md): each piece of chip work is a job asking the partition for
+// a chip by GRES. The job file and its result live in the run directory on storage every node
+// sees; one Watcher polls Slurm for every job in flight; a job that ends without a result is an
+// error carrying Slurm's state and reason.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "common/errors.h"
+#include "common/files.h"
+#include "common/json_read.h"
+#include "common/policy_path.h"
+#include "common/time.h"
+#include "contract/journal_records.h"
+#include "dispatcher/chip_backend.h"
+#include "dispatcher/chip_job.h"
+#include "dispatcher/experiment_error.h"
+#include "dispatcher/slurm_client.h"
+
+namespace kd::dispatcher {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+namespace rec = contract::journal;
+
+std::string random_token() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) {
+    char buf[9];
+    std::snprintf(buf, sizeof buf, "%08x", rd());
+    out += buf;
+  }
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string tail_of(const fs::path& p, size_t n) {
+  try {
+    const std::string text = read_file(p);
+    return text.size() > n ? "..." + text.substr(text.size() - n) : text;
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+class SlurmChips : public ChipBackend {
+ public:
+  explicit SlurmChips(const contract::ChipInventory& inv)
+      : s_(*inv.slurm),
+        client_(slurm::ClientOptions{s_.env, std::chrono::milliseconds(10000)}),
+        watcher_(client_, std::chrono::milliseconds(static_cast<long>(s_.poll_interval_s * 1000))),
+        kdispatch_(s_.kdispatch.empty() ? executable_path().parent_path() / "kdispatch-full"
+                                        : s_.kdispatch) {}
+
+  verify::ChipRun run(const ChipTask& t,
+                      const std::function<void(const std::string&)>& on_start) override {
+    for (const json& prior : t.in_flight) {
+      // An earlier process's job: awaited if it still runs, collected if it ended; never twice.
+      const std::string id = prior.value("job_id", "");
+      return collect(t, prior, await(id), on_start);
+    }
+    const fs::path dir = job_dir(t);
+    ChipJobFile f;
+    f.experiment = t.experiment;
+    f.purpose = t.purpose;
+    f.job = t.job;
+    f.chip_env = s_.chip_env;
+    f.chip_kind = s_.kind;
+    f.devices = s_.devices;
+    f.avoid_chip = t.avoid_chip;
+    f.result = dir / "result.json";
+    if (first_job_of(t.run_dir)) {
+      f.marker = dir.parent_path() / ".shared-storage-marker";
+      f.marker_token = random_token();
+      write_file_atomic(*f.marker, f.marker_token + "\n");
+    }
+    write_file_atomic(dir / "job.json", chip_job_json(f).dump(2) + "\n");
+    const fs::path script = dir / "job.sh";
+    write_file_atomic(script, "#!/bin/sh\nexec " + shell_quote(kdispatch_.string()) + " chip-job " +
+                                  shell_quote((dir / "job.json").string()) + "\n");
+    if (::chmod(script.c_str(), 0755) != 0) throw_sys("chmod", quote(script.string()), errno);
+
+    slurm::SubmitRequest q;
+    q.name = "kd-" + t.purpose + "-" + t.experiment;
+    std::replace(q.name.begin(), q.name.end(), '/', '-');
+    q.partition = s_.partition;
+    // Slurm cannot exclude one GRES index: a verification asks for two chips where a node has
+    // them and the node side uses the one that is not the author's (docs/slurm.md).
+    const int chips = !t.avoid_chip.empty() && chips_per_node() >= 2 ? 2 : 1;
+    q.gres = s_.gres_name + ":" + std::to_string(chips);
+    q.script = script;
+    q.output = dir / "job.out";
+    q.chdir = dir;
+    q.time_limit_minutes = s_.time_limit_minutes;
+    q.extra_args = s_.sbatch_args;
+    const std::string id = client_.submit(q);
+    json submitted = {{"job_id", id},
+                      {"purpose", t.purpose},
+                      {"dir", dir.string()},
+                      {"result", f.result.string()},
+                      {"gres", q.gres},
+                      {"avoid_chip", t.avoid_chip},
+                      {"partition", s_.partition}};
+    if (!t.call_id.empty()) {
+      submitted["call_id"] = t.call_id;
+      submitted["argv"] = t.job.request.argv;
+    }
+    if (t.record) t.record(rec::kJobSubmitted, submitted);
+    {
+      std::lock_guard lock(mu_);
+      in_flight_.insert(id);
+    }
+    return collect(t, submitted, await(id), on_start);
+  }
+
+  void settle(const std::vector<json>& in_flight) override {
+    for (const json& j : in_flight)
+      await(j.value("job_id", ""));
+  }
+
+  int parallel() override {
+    if (s_.parallel > 0) return s_.parallel;
+    const slurm::Client::Partition p = partition();
+    return std::max(1, p.nodes * gres_count(p));
+  }
+
+  void cancel_all() override {
+    std::vector<std::string> ids;
+    {
+      std::lock_guard lock(mu_);
+      ids.assign(in_flight_.begin(), in_flight_.end());
+    }
+    if (!ids.empty()) client_.cancel(ids);
+  }
+
+  bool is_slurm() const override { return true; }
+
+ private:
+  fs::path job_dir(const ChipTask& t) {
+    static std::atomic<unsigned> seq{0};
+    std::string stamp = utc_now_rfc3339();
+    stamp.erase(
+        std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == ':' || c == '-'; }),
+        stamp.end());
+    const fs::path dir = t.run_dir / s_.job_dir /
+                         (t.purpose + "-" + stamp + "-" + std::to_string(getpid()) + "-" +
+                          std::to_string(seq.fetch_add(1)));
+    fs::create_directories(dir);
+    return dir;
+  }
+
+  bool first_job_of(const fs::path& run_dir) {
+    std::lock_guard lock(mu_);
+    return checked_.insert(run_dir).second;
+  }
+
+  slurm::Client::Partition partition() {
+    std::lock_guard lock(mu_);
+    if (!partition_) partition_ = client_.partition(s_.partition);
+    return *partition_;
+  }
+
+  // The partition's chips of the inventory's GRES on one node.
+  int gres_count(const slurm::Client::Partition& p) const {
+    if (auto it = p.gres_per_node.find(s_.gres_name); it != p.gres_per_node.end())
+      return it->second;
+    const std::string name = s_.gres_name.substr(0, s_.gres_name.find(':'));
+    if (auto it = p.gres_per_node.find(name); it != p.gres_per_node.end()) return it->second;
+    return 1;
+  }
+
+  int chips_per_node() {
+    try {
+      return gres_count(partition());
+    } catch (const Error&) {
+      return 1;  // asking for one chip is always possible
+    }
+  }
+
+  slurm::JobStatus await(const std::string& id) {
+    std::optional<slurm::JobStatus> st = watcher_.wait(id, std::nullopt);
+    if (!st)
+      throw ExperimentError(contract::ErrorCause::ChipUnavailable,
+                            "stopped waiting for Slurm job " + id + " (it is left to Slurm)");
+    return *st;
+  }
+
+  verify::ChipRun collect(const ChipTask& t, const json& submitted, const slurm::JobStatus& st,
+                          const std::function<void(const std::string&)>& on_start) {
+    const std::string id = submitted.value("job_id", "");
+    {
+      std::lock_guard lock(mu_);
+      in_flight_.erase(id);
+    }
+    const fs::path result = submitted.value("result", "");
+    const fs::path dir = submitted.value("dir", "");
+    std::optional<ChipJobResult> r;
+    std::string unreadable;
+    if (fs::exists(result)) {
+      try {
+        r = chip_job_result_from_json(parse_json_document(read_file(result), result.string()),
+                                      result.string());
+      } catch (const Error& e) {
+        unreadable = e.what();
+      }
+    }
+    json finished = {{"job_id", id},        {"purpose", t.purpose},      {"state", st.state},
+                     {"reason", st.reason}, {"exit_code", st.exit_code}, {"node", st.node}};
+    if (r) {
+      finished["chip"] = r->chip;
+      finished["given"] = r->given;
+      finished["duration_s"] = r->duration_s;
+    }
+    if (t.record) t.record(rec::kJobFinished, finished);
+    const std::string what = "Slurm job " + id + " (" + t.purpose + " of " + t.experiment + ")";
+    if (r && r->error.empty()) {
+      on_start(r->chip);
+      return r->run;
+    }
+    std::string message = what + " ended " + (st.state.empty() ? "unknown to Slurm" : st.state);
+    if (!st.reason.empty() && st.reason != "None") message += " (reason " + st.reason + ")";
+    if (!st.node.empty()) message += " on " + st.node;
+    if (r) {
+      message += ": " + r->error;
+    } else if (!unreadable.empty()) {
+      message += ": its result is unreadable: " + unreadable;
+    } else if (!fs::exists(dir / "job.out")) {
+      // The node wrote its output where it sees the run directory, and that is not here.
+      message += ": " + shared_storage_message(st.node.empty() ? "?" : st.node, dir);
+    } else {
+      const std::string out = tail_of(dir / "job.out", 2000);
+      message += ": no result" + (out.empty() ? std::string() : "; its output: " + out);
+    }
+    throw ExperimentError(contract::ErrorCause::ChipUnavailable, message);
+  }
+
+  const contract::SlurmInventory s_;
+  slurm::Client client_;
+  slurm::Watcher watcher_;
+  const fs::path kdispatch_;
+  std::mutex mu_;
+  std::set<fs::path> checked_;
+  std::set<std::string> in_flight_;
+  std::optional<slurm::Client::Partition> partition_;
+};
+
+}  // namespace
+
+std::unique_ptr<ChipBackend> make_slurm_backend(const contract::ChipInventory& inventory) {
+  if (!inventory.slurm)
+    throw Error("the inventory " + inventory.source.string() + " is not a Slurm inventory");
+  return std::make_unique<SlurmChips>(inventory);
+}
+
+}  // namespace kd::dispatcher

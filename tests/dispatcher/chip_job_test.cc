@@ -1,0 +1,136 @@
+// The node's side of a Slurm chip job, without Slurm: `kdispatch chip-job FILE` run as slurmd
+// would run it (SLURMD_NODENAME, SLURM_JOB_GPUS), a real box on the chip it names, the result
+// file read back; and the shared-storage marker refusing a node that does not see the run root.
+#include "dispatcher/chip_job.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.h"
+#include "common/files.h"
+#include "common/json_read.h"
+#include "common/policy_path.h"
+#include "sandbox/box_user.h"
+#include "sandbox/profile.h"
+#include "tests/support/process.h"
+
+namespace kd::dispatcher {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct JobEnv {
+  test::TempDir dir{test::outside_box_tmpfs()};
+  fs::path root = dir.path(), work = root / "work", jobs = root / "slurm-jobs";
+
+  JobEnv() {
+    fs::permissions(root, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+    fs::create_directories(work);
+    fs::create_directories(jobs);
+    sandbox::hand_to_box_user(work);
+  }
+
+  // A job that prints the chip's variable in the author's box on the chip.
+  ChipJobFile job() const {
+    ChipJobFile f;
+    f.experiment = "rms-norm/v002";
+    f.purpose = "run_on_chip";
+    f.job.spec.profile = sandbox::load_profile("author");
+    f.job.spec.worktree = work;
+    f.job.request.argv = {"sh", "-c", "echo chip=$KD_CHIP; exit 3"};
+    f.job.request.use_chip = true;
+    f.chip_env = "KD_CHIP";
+    f.chip_kind = "cpu";
+    f.result = jobs / "result.json";
+    return f;
+  }
+
+  test::ProcessResult run(const ChipJobFile& f, const std::string& gpus) const {
+    write_file_atomic(jobs / "job.json", chip_job_json(f).dump(2));
+    return test::run_kdispatch({"chip-job", (jobs / "job.json").string()}, "",
+                               {{"SLURMD_NODENAME", "n7"}, {"SLURM_JOB_GPUS", gpus}});
+  }
+
+  ChipJobResult result() const {
+    return chip_job_result_from_json(json::parse(read_file(jobs / "result.json")), "result");
+  }
+};
+
+TEST(ChipJob, RunsTheBoxOnTheChipSlurmGaveAndWritesTheResult) {
+  JobEnv env;
+  ChipJobFile f = env.job();
+  f.marker = env.jobs / ".marker";
+  f.marker_token = "t0k3n";
+  write_file_atomic(*f.marker, "t0k3n\n");
+  auto r = env.run(f, "2");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const ChipJobResult got = env.result();
+  EXPECT_EQ(got.error, "");
+  EXPECT_EQ(got.chip, "n7:2");
+  EXPECT_EQ(got.given, (std::vector<std::string>{"n7:2"}));
+  EXPECT_EQ(got.run.result.exit_code, 3);  // the command's own failure is a result
+  EXPECT_EQ(got.run.result.out, "chip=2\n");
+  EXPECT_FALSE(got.started_at.empty());
+  EXPECT_GE(got.duration_s, got.run.result.wall_s);
+}
+
+TEST(ChipJob, TwoChipsGivenUsesTheOneThatIsNotTheAuthors) {
+  JobEnv env;
+  ChipJobFile f = env.job();
+  f.avoid_chip = "n7:1";
+  ASSERT_EQ(env.run(f, "1,3").exit_code, 0);
+  EXPECT_EQ(env.result().chip, "n7:3");
+  EXPECT_EQ(env.result().run.result.out, "chip=3\n");
+  EXPECT_EQ(env.result().given, (std::vector<std::string>{"n7:1", "n7:3"}));
+  f.avoid_chip = "n7:3";
+  ASSERT_EQ(env.run(f, "1,3").exit_code, 0);
+  EXPECT_EQ(env.result().chip, "n7:1");
+}
+
+TEST(ChipJob, ANodeThatDoesNotSeeTheMarkerRefuses) {
+  JobEnv env;
+  ChipJobFile f = env.job();
+  f.marker = env.jobs / ".marker";
+  f.marker_token = "t0k3n";  // the file is absent: this node sees another folder there
+  auto r = env.run(f, "0");
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string message = "the node n7 does not see " + env.jobs.string() +
+                              ": kdispatch on Slurm needs the run root on storage every node sees";
+  EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  EXPECT_EQ(env.result().error, message);
+  EXPECT_EQ(env.result().run.result.out, "");  // nothing ran
+
+  write_file_atomic(*f.marker, "another token\n");
+  EXPECT_EQ(env.run(f, "0").exit_code, 1);
+  EXPECT_EQ(env.result().error, message);
+}
+
+TEST(ChipJob, NoChipFromSlurmIsAnErrorNotARun) {
+  JobEnv env;
+  auto r = env.run(env.job(), "");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Slurm gave this job no chip"), std::string::npos) << r.err;
+  EXPECT_NE(env.result().error.find("KD_CHIP"), std::string::npos);
+}
+
+TEST(ChipJob, JobFilesAreReadStrictly) {
+  JobEnv env;
+  json j = chip_job_json(env.job());
+  EXPECT_EQ(chip_job_from_json(j, "job.json").job.request.argv, env.job().job.request.argv);
+  j["api_key"] = "sk-...";
+  try {
+    chip_job_from_json(j, "job.json");
+    ADD_FAILURE() << "an unknown field was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "job.json: unknown field \"api_key\"");
+  }
+  // No key of kdispatch's environment is in a job file: only the box's own request env.
+  EXPECT_EQ(chip_job_json(env.job()).dump().find("API_KEY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kd::dispatcher
