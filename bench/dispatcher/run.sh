@@ -2,12 +2,15 @@
 # The simulated overnight campaign (issue: 24 experiments on 8 chips): the fake model with
 # latency, chip work as sleeps (the author's run_on_chip and the verifier's command), real
 # worktrees, boxes, locks and journals. Reports the makespan against its lower bound and
-# kdispatch's own CPU time, then the same campaign one experiment at a time.
+# kdispatch's own CPU time, then the same campaign one experiment at a time. With --slurm 1 the
+# campaign runs once on local chips and once through a loopback Slurm cluster with as many chips
+# (tests/slurm/cluster.sh), and the run_on_chip calls' durations of the two are compared.
 # Usage: run.sh BUILD_DIR [--families F] [--experiments E] [--chip-s S] [--pace-ms MS] [--serial 0|1]
+#                         [--slurm 0|1]
 set -euo pipefail
 build=$(realpath "$1")
 shift
-families=8 experiments=3 chip_s=1.0 pace_ms=120 serial=1
+families=8 experiments=3 chip_s=1.0 pace_ms=120 serial=1 slurm=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --families) families=$2 ;;
@@ -15,6 +18,7 @@ while [ $# -gt 0 ]; do
     --chip-s) chip_s=$2 ;;
     --pace-ms) pace_ms=$2 ;;
     --serial) serial=$2 ;;
+    --slurm) slurm=$2 ;;
   esac
   shift 2
 done
@@ -37,14 +41,14 @@ for _ in $(seq 50); do
 done
 url=$(awk '/listening/ {print $2}' "$work/fake.out")
 
-run_campaign() {  # run_campaign NAME PARALLEL
-  local wiki="$work/$1-wiki"
+run_campaign() {  # run_campaign NAME PARALLEL [CHIPS_FILE]
+  local wiki="$work/$1-wiki" chips_file=${3:-$work/chips.json}
   "$build/bench/dispatcher/bench_gen_campaign" "$wiki" --families "$families" --experiments "$experiments" >/dev/null
   local fams=()
   for ((i = 0; i < families; i++)); do fams+=(--family "fam$i"); done
   local rc=0
   ANTHROPIC_API_KEY=bench "$kd" run --wiki "$wiki" "${fams[@]}" --provider anthropic --base-url "$url" \
-    --chips "$work/chips.json" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 \
+    --chips "$chips_file" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 \
     --tool-dir "$here" --verify-cmd "fixed-verify $chip_s {receipt}" >"$work/$1.out" 2>"$work/$1.err" || rc=$?
   # 0 or 2: every experiment has its verdict (2 when some are not supported: the simulated tool's
   # speedup is not the parent's); anything else is the benchmark failing.
@@ -52,11 +56,13 @@ run_campaign() {  # run_campaign NAME PARALLEL
     cat "$work/$1.err" >&2
     exit 1
   fi
-  python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" <<'PY'
+  python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" <<'PY' || { cat "$work/$1.err" >&2; exit 1; }
 import collections, datetime, glob, json, re, sys
 runs, out, chip_s, chips, name = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 text = open(out).read()
 m = re.search(r"(\d+) experiments, wall ([0-9.]+) s, kdispatch cpu ([0-9.]+) s", text)
+if not m:
+    sys.exit(f"{name}: the campaign printed no summary (refused before dispatch?): see its stderr")
 n, wall, cpu = int(m[1]), float(m[2]), float(m[3])
 verdicts = collections.Counter(l.split()[1] for l in text.splitlines() if l.startswith("fam"))
 ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
@@ -78,6 +84,45 @@ print(f"  kdispatch cpu {cpu:.2f} s = {100*cpu/wall:.2f}% of wall")
 PY
 }
 
+# The run_on_chip calls of campaign NAME: seconds from the call to its result, one per line.
+chip_calls() {
+  python3 - "$work/$1-runs" <<'PY'
+import datetime, glob, json, sys
+ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+for t in glob.glob(f"{sys.argv[1]}/*/*/author/transcript.jsonl"):
+    called = {}
+    for line in open(t):
+        r = json.loads(line)
+        d = r.get("data", {})
+        if r["type"] == "tool_call" and d.get("name") == "run_on_chip": called[d["id"]] = ts(r["ts"])
+        if r["type"] == "tool_result" and d.get("id") in called: print(ts(r["ts"]) - called.pop(d["id"]))
+PY
+}
+
 echo "campaign: $families families x $experiments experiments, chip work ${chip_s} s per run, fake model pace ${pace_ms} ms/event"
 run_campaign parallel 0
+if [ "$slurm" = 1 ]; then
+  cluster=$here/../../tests/slurm/cluster.sh
+  export KD_SLURM_PORT=${KD_SLURM_PORT:-6847} KD_SLURM_CHIPS=$families
+  export KD_SLURM_DIR=$work/slurm-cluster
+  missing=$("$cluster" missing)
+  [ -z "$missing" ] || { echo "bench/dispatcher: no Slurm cluster, missing: $missing" >&2; exit 1; }
+  eval "$("$cluster" up)"
+  trap 'kill $fake 2>/dev/null; "$cluster" down >/dev/null; rm -rf "$work"' EXIT
+  # CPU chips, as the local campaign's: the simulated work is CPU time, and a cpu chip needs no
+  # device nodes.
+  printf '%s\n' '{"scheduler": "slurm", "partition": "kd", "gres": "gpu:tpu:1",' \
+    '"chip_env": "TPU_VISIBLE_DEVICES", "kind": "cpu"}' >"$work/slurm-chips.json"
+  sleep 3  # a cold controller's first scheduling pass; not kdispatch's latency
+  run_campaign slurm 0 "$work/slurm-chips.json"
+  python3 - <(chip_calls parallel) <(chip_calls slurm) <<'PY'
+import statistics, sys
+local, slurm = ([float(x) for x in open(f)] for f in sys.argv[1:3])
+q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * len(v)))]
+print(f"run_on_chip, call to result: local median {statistics.median(local):.3f} s p99 {q(local, .99):.3f} s; "
+      f"slurm median {statistics.median(slurm):.3f} s p99 {q(slurm, .99):.3f} s")
+print(f"  added by Slurm: median {statistics.median(slurm) - statistics.median(local):.3f} s, "
+      f"p99 {q(slurm, .99) - q(local, .99):.3f} s")
+PY
+fi
 [ "$serial" = 0 ] || run_campaign serial 1
