@@ -67,10 +67,11 @@ class SlurmChips : public ChipBackend {
 
   verify::ChipRun run(const ChipTask& t,
                       const std::function<void(const std::string&)>& on_start) override {
-    for (const json& prior : t.in_flight) {
-      // An earlier process's job: awaited if it still runs, collected if it ended; never twice.
-      const std::string id = prior.value("job_id", "");
-      return collect(t, prior, await(id), on_start);
+    if (!t.in_flight.empty()) {
+      // An earlier process's job for this very work: awaited if it still runs, collected if it
+      // ended; never submitted twice.
+      const json& prior = t.in_flight.front();
+      return collect(t, prior, await(prior.value("job_id", "")), on_start);
     }
     const fs::path dir = job_dir(t);
     ChipJobFile f;
