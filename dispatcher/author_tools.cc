@@ -194,14 +194,13 @@ ToolOutcome AuthorToolHost::run_approved(const sandbox::RunRequest& req,
         prior.erase(it);
       }
     }
-    if (!cfg_.chips->is_slurm()) {
-      task.session_box = cfg_.box;
-      task.candidates = {cfg_.chip};
-      // Blocking here is fine: tool calls run on the tool pool, never on the I/O thread.
-      task.deadline = std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                          std::chrono::duration<double>(cfg_.chip_wait_s));
-    }
+    // What the local backend needs (a Slurm backend has no use for them). Blocking is fine:
+    // tool calls run on the tool pool, never on the I/O thread.
+    task.session_box = cfg_.box;
+    task.candidates = {cfg_.chip};
+    task.deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(cfg_.chip_wait_s));
     try {
       verify::ChipRun run = cfg_.chips->run(task, [](const std::string&) {});
       r = std::move(run.result);

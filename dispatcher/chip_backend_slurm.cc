@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
@@ -47,13 +48,17 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// The last `n` bytes of a job's output, read from the end: the whole file is never loaded.
 std::string tail_of(const fs::path& p, size_t n) {
-  try {
-    const std::string text = read_file(p);
-    return text.size() > n ? "..." + text.substr(text.size() - n) : text;
-  } catch (const Error&) {
-    return "";
-  }
+  std::ifstream in(p, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > std::streamoff(n) ? size - std::streamoff(n) : 0;
+  std::string text(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(text.data(), std::streamsize(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return from > 0 ? "..." + text : text;
 }
 
 class SlurmChips : public ChipBackend {
