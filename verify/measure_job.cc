@@ -1,5 +1,7 @@
 #include "verify/measure_job.h"
 
+#include <exception>
+#include <future>
 #include <memory>
 
 #include "common/errors.h"
@@ -89,7 +91,8 @@ T member(const json& j, const char* key, const std::string& where) {
 ParentMeasurement run_measure_job(const MeasureJob& job, const contract::Chip& chip) {
   if (job.workers.size() != 3)
     throw Error("a measure job has three workers, not " + std::to_string(job.workers.size()));
-  std::vector<std::unique_ptr<Worker>> started;
+  // The three boxes are built at once; a box that cannot be built throws here, as it would alone.
+  std::vector<std::future<std::unique_ptr<Worker>>> starting;
   for (WorkerSpec w : job.workers) {
     // Scratch is made again where the work runs: a node's earlier attempt leaves nothing behind.
     fs::remove_all(w.box.worktree);
@@ -97,11 +100,23 @@ ParentMeasurement run_measure_job(const MeasureJob& job, const contract::Chip& c
     fs::create_directories(w.box.worktree);
     sandbox::hand_to_box_user(w.box.worktree);
     w.box.chip = chip;
-    started.push_back(Worker::start(std::move(w)));
+    starting.push_back(std::async(std::launch::async, Worker::start, std::move(w)));
   }
+  std::vector<std::unique_ptr<Worker>> started;
+  std::exception_ptr failed;
+  for (auto& f : starting) {
+    try {
+      started.push_back(f.get());
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
   ParentPlan plan = job.plan;
   plan.clock = chip.kind == "cpu" ? "cpu" : "wall";
   ParentMeasurement m = measure_with_workers(*started[0], *started[1], *started[2], plan);
+  for (auto& w : started)
+    w->ask_to_quit();
   std::string log;
   for (auto& w : started) {
     sandbox::RunResult r = w->finish();

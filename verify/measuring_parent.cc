@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "common/errors.h"
@@ -39,29 +40,33 @@ long long seed_for(const std::string& secret, long long i) {
   return static_cast<long long>(v & 0x7fffffff);
 }
 
-// Splits a worker's flat answer into sets as its header's "sets" counts say.
-std::vector<std::vector<WireArray>> split_sets(const Frame& f, std::size_t expect_sets,
-                                               const std::string& who) {
+// A worker's answer, one view of its arrays per input set.
+using Sets = std::vector<std::span<const WireArray>>;
+
+// Splits a worker's flat answer into sets as its header's "sets" counts say; the views point
+// into `f`.
+Sets split_sets(const Frame& f, std::size_t expect_sets, const std::string& who) {
   const json sets = f.header.value("sets", json());
   if (!sets.is_array() || sets.size() != expect_sets)
     throw Error(who + " answered " + (sets.is_array() ? std::to_string(sets.size()) : "no") +
                 " output sets for " + std::to_string(expect_sets) + " input sets");
-  std::vector<std::vector<WireArray>> out;
+  Sets out;
   std::size_t at = 0;
   for (const auto& n : sets) {
     if (!n.is_number_unsigned() || at + n.get<std::size_t>() > f.arrays.size())
       throw Error(who + " answered set sizes that do not add up to its arrays");
-    out.emplace_back(f.arrays.begin() + long(at),
-                     f.arrays.begin() + long(at + n.get<std::size_t>()));
+    out.emplace_back(f.arrays.data() + at, n.get<std::size_t>());
     at += n.get<std::size_t>();
   }
   if (at != f.arrays.size()) throw Error(who + " answered arrays beyond its sets");
   return out;
 }
 
+// Input sets as the inputs worker made them: its answer, whose buffers the next make reuses.
 struct Inputs {
   json sets = json::array();  // arrays per set
-  std::vector<WireArray> arrays;
+  TimedFrame made;
+  const std::vector<WireArray>& arrays() const { return made.frame.arrays; }
   std::size_t count() const { return sets.size(); }
 };
 
@@ -111,40 +116,54 @@ class Protocol {
     using Error::Error;
   };
 
-  // A call to a worker of the trusted side (`w`: the reference or the input maker).
-  Frame trusted_call(Worker& w, const json& h, const std::vector<WireArray>& a = {}) {
-    TimedFrame t;
+  // A request to a worker of the trusted side (`w`: the reference or the inputs worker).
+  void trusted_send(Worker& w, const json& h, const std::vector<WireArray>& a = {}) {
     try {
-      t = w.call(h, a, plan_.call_timeout_s);
+      w.send(h, a, plan_.call_timeout_s);
     } catch (const Error& e) {
       throw RefError("the " + w.name() + " worker: " + e.what());
     }
-    if (!t.frame.header.value("ok", false))
-      throw RefError("the " + w.name() + " worker failed at " + h.value("op", std::string()) +
-                     ": " + t.frame.header.value("error", std::string("(no error text)")));
-    last_seconds_ = clock_of(t);
-    return std::move(t.frame);
   }
-  Frame ref_call(const json& h, const std::vector<WireArray>& a = {}) {
-    return trusted_call(ref_, h, a);
+  // Its answer, into `out`.
+  void trusted_receive(Worker& w, const std::string& op, TimedFrame& out) {
+    try {
+      w.receive(out);
+    } catch (const Error& e) {
+      throw RefError("the " + w.name() + " worker: " + e.what());
+    }
+    if (!out.frame.header.value("ok", false))
+      throw RefError("the " + w.name() + " worker failed at " + op + ": " +
+                     out.frame.header.value("error", std::string("(no error text)")));
+    last_seconds_ = clock_of(out);
   }
 
   // A candidate failure ends the measurement with parity FAIL and the reason.
-  bool cand_call(const json& h, const std::vector<WireArray>& a, Frame& out, double& seconds) {
+  bool cand_receive(const std::string& op, TimedFrame& out, double& seconds) {
     try {
-      TimedFrame t = cand_.call(h, a, plan_.call_timeout_s);
-      if (!t.frame.header.value("ok", false)) {
-        fail("the candidate failed at " + h.value("op", std::string()) + ": " +
-             t.frame.header.value("error", std::string("(no error text)")));
-        return false;
-      }
-      out = std::move(t.frame);
-      seconds = clock_of(t);
+      cand_.receive(out);
+    } catch (const Error& e) {
+      fail(std::string("the candidate worker: ") + e.what());
+      return false;
+    }
+    if (!out.frame.header.value("ok", false)) {
+      fail("the candidate failed at " + op + ": " +
+           out.frame.header.value("error", std::string("(no error text)")));
+      return false;
+    }
+    seconds = clock_of(out);
+    return true;
+  }
+  bool cand_send(const json& h, const std::vector<WireArray>& a) {
+    try {
+      cand_.send(h, a, plan_.call_timeout_s);
       return true;
     } catch (const Error& e) {
       fail(std::string("the candidate worker: ") + e.what());
       return false;
     }
+  }
+  bool cand_call(const json& h, const std::vector<WireArray>& a, TimedFrame& out, double& seconds) {
+    return cand_send(h, a) && cand_receive(h.value("op", std::string()), out, seconds);
   }
 
   void fail(const std::string& why) {
@@ -153,67 +172,98 @@ class Protocol {
     m_.parity["error"] = why;
   }
 
+  // All three load at once; the inputs worker, once loaded, makes the parity inputs while the
+  // others finish loading.
   void load() {
     const json ref_load = {{"op", "load"},
                            {"path", plan_.reference_module},
                            {"roots", plan_.reference_roots},
                            {"entries", {"workload"}}};
-    trusted_call(maker_, ref_load);
-    ref_call(ref_load);
-    Frame f;
+    const json cand_load = {{"op", "load"},
+                            {"path", plan_.candidate_module},
+                            {"roots", plan_.candidate_roots},
+                            {"entries", plan_.candidate_entries}};
+    trusted_send(maker_, ref_load);
+    trusted_send(ref_, ref_load);
+    const bool cand_sent = cand_send(cand_load, {});
+    TimedFrame answer;
+    trusted_receive(maker_, "load", answer);
+    request_inputs(plan_.parity_sets);
+    trusted_receive(ref_, "load", answer);
     double s = 0;
-    if (cand_call({{"op", "load"},
-                   {"path", plan_.candidate_module},
-                   {"roots", plan_.candidate_roots},
-                   {"entries", plan_.candidate_entries}},
-                  {}, f, s))
-      m_.candidate_entry = f.header.value("entry", std::string());
+    if (cand_sent && cand_receive("load", answer, s))
+      m_.candidate_entry = answer.frame.header.value("entry", std::string());
   }
 
-  Inputs make(int n) {
+  // Asks the inputs worker for `n` fresh input sets; take_inputs() collects them, so they can be
+  // made while the parent does other work.
+  void request_inputs(int n) {
     json seeds = json::array();
     for (int i = 0; i < n; ++i)
       seeds.push_back(seed_for(secret_, next_seed_++));
     // A third worker makes the inputs: the reference's own process stays as idle between its
     // timed batches as the candidate's, so neither is favoured by the host's scheduler.
-    Frame f = trusted_call(maker_, {{"op", "make"}, {"seeds", seeds}});
-    Inputs in;
-    in.sets = f.header.value("sets", json());
-    std::size_t total = 0;
-    if (!in.sets.is_array() || in.sets.size() != std::size_t(n))
-      throw RefError("the inputs worker made no input sets");
-    for (const auto& k : in.sets)
-      total += k.get<std::size_t>();
-    if (total != f.arrays.size()) throw RefError("the inputs worker's input sets do not add up");
-    in.arrays = std::move(f.arrays);
-    return in;
+    trusted_send(maker_, {{"op", "make"}, {"seeds", seeds}});
+    requested_sets_ = std::size_t(n);
   }
 
-  std::vector<std::vector<WireArray>> ref_run(const Inputs& in, bool f64) {
-    Frame f = ref_call({{"op", "run"}, {"sets", in.sets}, {"f64", f64}}, in.arrays);
+  // The input sets last requested, in in_ (whose buffers the next ones reuse).
+  const Inputs& take_inputs() {
+    trusted_receive(maker_, "make", in_.made);
+    in_.sets = in_.made.frame.header.value("sets", json());
+    std::size_t total = 0;
+    if (!in_.sets.is_array() || in_.sets.size() != requested_sets_)
+      throw RefError("the inputs worker made no input sets");
+    for (const auto& k : in_.sets) {
+      if (!k.is_number_unsigned()) throw RefError("the inputs worker made no input sets");
+      total += k.get<std::size_t>();
+    }
+    if (total != in_.arrays().size())
+      throw RefError("the inputs worker's input sets do not add up");
+    return in_;
+  }
+
+  // Runs `in` on a worker of the trusted side (float64 when `f64`: the oracle); trusted_sets()
+  // reads the answer into `out`.
+  void trusted_run(Worker& w, const Inputs& in, bool f64) {
+    trusted_send(w, {{"op", "run"}, {"sets", in.sets}, {"f64", f64}}, in.arrays());
+  }
+  Sets trusted_sets(Worker& w, const Inputs& in, TimedFrame& out) {
+    trusted_receive(w, "run", out);
     try {
-      return split_sets(f, in.count(), "the reference worker");
+      return split_sets(out.frame, in.count(), "the " + w.name() + " worker");
     } catch (const Error& e) {
       throw RefError(e.what());
     }
   }
+  // The reference's float32 answers to `in`, timed.
+  Sets ref_run(const Inputs& in, TimedFrame& out) {
+    trusted_run(ref_, in, false);
+    return trusted_sets(ref_, in, out);
+  }
 
   void parity() {
-    Inputs in = make(plan_.parity_sets);
-    for (const auto& a : in.arrays)
+    const Inputs& in = take_inputs();  // requested in load()
+    for (const auto& a : in.arrays())
       m_.input_shapes.push_back(a.shape);
     Sha256 digest;
     for (std::size_t i = 0; i < in.sets[0].get<std::size_t>(); ++i)
-      digest.update(in.arrays[i].bytes);
+      digest.update(in.arrays()[i].bytes);
     m_.inputs_sha256 = to_hex(digest.finish());
-    const auto naive = ref_run(in, false);
-    const auto oracle = ref_run(in, true);
-    Frame f;
+    // Nothing here is timed, so all three work at once: the oracle from the inputs worker (the
+    // reference's module too), the reference's own float32 answers and the candidate's.
+    TimedFrame naive_answer, oracle_answer, cand_answer;
+    trusted_run(maker_, in, true);
+    trusted_run(ref_, in, false);
     double s = 0;
-    if (!cand_call({{"op", "run"}, {"sets", in.sets}}, in.arrays, f, s)) return;
-    std::vector<std::vector<WireArray>> got;
+    const bool answered =
+        cand_call({{"op", "run"}, {"sets", in.sets}}, in.arrays(), cand_answer, s);
+    const Sets oracle = trusted_sets(maker_, in, oracle_answer);
+    const Sets naive = trusted_sets(ref_, in, naive_answer);
+    if (!answered) return;
+    Sets got;
     try {
-      got = split_sets(f, in.count(), "the candidate worker");
+      got = split_sets(cand_answer.frame, in.count(), "the candidate worker");
     } catch (const Error& e) {
       fail(e.what());
       return;
@@ -259,11 +309,11 @@ class Protocol {
   }
 
   // One timed batch of the candidate; its answers split into sets (empty on a failure).
-  std::vector<std::vector<WireArray>> timed_candidate(const Inputs& in, double& seconds) {
-    Frame f;
-    if (!cand_call({{"op", "run"}, {"sets", in.sets}}, in.arrays, f, seconds)) return {};
+  Sets timed_candidate(const Inputs& in, double& seconds) {
+    if (!cand_call({{"op", "run"}, {"sets", in.sets}}, in.arrays(), cand_answer_, seconds))
+      return {};
     try {
-      return split_sets(f, in.count(), "the candidate worker");
+      return split_sets(cand_answer_.frame, in.count(), "the candidate worker");
     } catch (const Error& e) {
       fail(e.what());
       return {};
@@ -271,15 +321,14 @@ class Protocol {
   }
 
   // Every answer of a timed batch against the reference's answers of the same inputs.
-  bool check_round(const std::vector<std::vector<WireArray>>& got,
-                   const std::vector<std::vector<WireArray>>& want, int round) {
+  bool check_round(const Sets& got, const Sets& want, int round) {
     if (got.empty()) return false;
     for (std::size_t i = 0; i < got.size(); ++i) {
+      if (agrees_within(got[i], want[i], tolerance_)) continue;
       OutputStats c = compare_outputs(got[i], want[i], tolerance_);
       if (!c.ok) {
-        fail((round < 0 ? std::string("warm-up") : "timed round " + std::to_string(round)) +
-             ", call " + std::to_string(i) + ": " + c.problem +
-             " (fresh inputs every call: a candidate must compute each one)");
+        fail("timed round " + std::to_string(round) + ", call " + std::to_string(i) + ": " +
+             c.problem + " (fresh inputs every call: a candidate must compute each one)");
         return false;
       }
     }
@@ -287,29 +336,33 @@ class Protocol {
   }
 
   void timing() {
-    // Size a batch from one untimed warm-up of each.
-    Inputs warm = make(1);
-    ref_run(warm, false);
+    // Size a batch from the reference's quicker of two runs of the parity inputs, which both
+    // workers have answered already (their buffers are warm).
+    ref_run(in_, ref_answer_);
     double one = last_seconds_;
-    auto want = ref_run(warm, false);
-    one = std::min(one, last_seconds_);
-    double s = 0;
-    if (!check_round(timed_candidate(warm, s), want, -1)) return;
+    ref_run(in_, ref_answer_);
+    one = std::min(one, last_seconds_) / double(std::max<std::size_t>(in_.count(), 1));
     const int k = std::clamp(int(std::ceil(plan_.round_target_s / std::max(one, 1e-6))), 1,
                              plan_.max_calls_per_round);
     const int rounds = plan_.rounds > 0 ? plan_.rounds : (plan_.mode == "screen" ? 8 : 20);
     m_.calls_per_round = k;
     double idle_cpu_worst = 0, cand_cpu = 0;
     const double ticks_before = box_cpu_seconds_with_exited(cand_.box_pid());
+    request_inputs(k);
     for (int r = 0; r < rounds; ++r) {
-      Inputs in = make(k);
+      const Inputs& in = take_inputs();
+      // The next round's inputs are made while this round is timed, in the inputs worker's own
+      // box: as fresh, and off the parent's critical path.
+      if (r + 1 < rounds) request_inputs(k);
+      // The next round's inputs are made while this round is timed, in the inputs worker's own
+      // box: as fresh, and off the parent's critical path.
       const bool cand_first = r % 2 == 0;
       double ref_s = 0, cand_s = 0;
-      std::vector<std::vector<WireArray>> got;
+      Sets got;
       if (cand_first) got = timed_candidate(in, cand_s);
       if (cand_first && got.empty()) return;
       const double before = box_cpu_seconds(cand_.box_pid());
-      want = ref_run(in, false);
+      const Sets want = ref_run(in, ref_answer_);
       ref_s = last_seconds_;
       const double idle = box_cpu_seconds(cand_.box_pid()) - before;
       idle_cpu_worst = std::max(idle_cpu_worst, idle);
@@ -385,6 +438,10 @@ class Protocol {
   const ParentPlan& plan_;
   const std::string secret_;
   long long next_seed_ = 0;
+  std::size_t requested_sets_ = 0;
+  Inputs in_;
+  // The timed rounds' answers: the same buffers round after round.
+  TimedFrame ref_answer_, cand_answer_;
   double last_seconds_ = 0;
   double tolerance_ = 0;
   ParentMeasurement m_;

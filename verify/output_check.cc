@@ -9,15 +9,34 @@
 namespace kd::verify {
 namespace {
 
+// Elements [from, from + n) of `bytes` as doubles, into `out`.
 template <typename T>
-void append(const std::string& bytes, std::vector<double>& out) {
-  const std::size_t n = bytes.size() / sizeof(T);
-  out.reserve(out.size() + n);
+void widen(const std::string& bytes, std::size_t from, std::size_t n, double* out) {
+  const char* p = bytes.data() + from * sizeof(T);
   for (std::size_t i = 0; i < n; ++i) {
     T v;
-    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
-    out.push_back(static_cast<double>(v));
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    out[i] = static_cast<double>(v);
   }
+}
+
+using Widen = void (*)(const std::string&, std::size_t, std::size_t, double*);
+
+// The reader of a dtype the parent compares; throws kd::Error for any other.
+Widen widener(const WireArray& a) {
+  const char kind = a.dtype.size() > 1 ? a.dtype[1] : '?';
+  const std::size_t size = a.itemsize();
+  if (kind == 'f' && size == 4) return widen<float>;
+  if (kind == 'f' && size == 8) return widen<double>;
+  if (kind == 'i' && size == 1) return widen<std::int8_t>;
+  if (kind == 'i' && size == 2) return widen<std::int16_t>;
+  if (kind == 'i' && size == 4) return widen<std::int32_t>;
+  if (kind == 'i' && size == 8) return widen<std::int64_t>;
+  if ((kind == 'u' || kind == 'b') && size == 1) return widen<std::uint8_t>;
+  if (kind == 'u' && size == 2) return widen<std::uint16_t>;
+  if (kind == 'u' && size == 4) return widen<std::uint32_t>;
+  if (kind == 'u' && size == 8) return widen<std::uint64_t>;
+  throw Error("an output of dtype " + quote(a.dtype) + " cannot be compared by the parent");
 }
 
 std::string shape_text(const WireArray& a) {
@@ -29,36 +48,7 @@ std::string shape_text(const WireArray& a) {
 
 }  // namespace
 
-std::vector<double> as_doubles(const WireArray& a) {
-  std::vector<double> out;
-  const char kind = a.dtype.size() > 1 ? a.dtype[1] : '?';
-  const std::size_t size = a.itemsize();
-  if (kind == 'f' && size == 4)
-    append<float>(a.bytes, out);
-  else if (kind == 'f' && size == 8)
-    append<double>(a.bytes, out);
-  else if (kind == 'i' && size == 1)
-    append<std::int8_t>(a.bytes, out);
-  else if (kind == 'i' && size == 2)
-    append<std::int16_t>(a.bytes, out);
-  else if (kind == 'i' && size == 4)
-    append<std::int32_t>(a.bytes, out);
-  else if (kind == 'i' && size == 8)
-    append<std::int64_t>(a.bytes, out);
-  else if ((kind == 'u' || kind == 'b') && size == 1)
-    append<std::uint8_t>(a.bytes, out);
-  else if (kind == 'u' && size == 2)
-    append<std::uint16_t>(a.bytes, out);
-  else if (kind == 'u' && size == 4)
-    append<std::uint32_t>(a.bytes, out);
-  else if (kind == 'u' && size == 8)
-    append<std::uint64_t>(a.bytes, out);
-  else
-    throw Error("an output of dtype " + quote(a.dtype) + " cannot be compared by the parent");
-  return out;
-}
-
-OutputStats output_distance(const std::vector<WireArray>& got, const std::vector<WireArray>& want) {
+OutputStats output_distance(std::span<const WireArray> got, std::span<const WireArray> want) {
   OutputStats s;
   if (got.size() != want.size()) {
     s.problem = std::to_string(got.size()) + " outputs where the reference has " +
@@ -66,36 +56,93 @@ OutputStats output_distance(const std::vector<WireArray>& got, const std::vector
     return s;
   }
   std::size_t total = 0, finite = 0;
+  double max_abs = 0, max_rel = 0, scale = 0;
   for (std::size_t k = 0; k < got.size(); ++k) {
     if (got[k].shape != want[k].shape) {
       s.problem = "output " + std::to_string(k) + " has shape " + shape_text(got[k]) +
                   ", the reference's " + shape_text(want[k]);
       return s;
     }
-    std::vector<double> g, w;
+    Widen read_got = nullptr, read_want = nullptr;
     try {
-      g = as_doubles(got[k]);
-      w = as_doubles(want[k]);
+      read_got = widener(got[k]);
+      read_want = widener(want[k]);
     } catch (const Error& e) {
       s.problem = e.what();
       return s;
     }
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      ++total;
-      if (!std::isfinite(g[i])) continue;
-      ++finite;
-      const double d = std::fabs(g[i] - w[i]);
-      if (!(d <= s.max_abs)) s.max_abs = std::isnan(d) ? s.max_abs : d;
-      s.max_rel = std::max(s.max_rel, d / std::max(std::fabs(w[i]), 1e-30));
-      s.scale = std::max(s.scale, std::fabs(w[i]));
+    // A chunk at a time through two small buffers: outputs of hundreds of megabytes are compared
+    // without a copy of their size, and the loop stays in the cache.
+    constexpr std::size_t kChunk = 4096;
+    double g[kChunk], w[kChunk];
+    const std::size_t n = std::min(got[k].bytes.size() / got[k].itemsize(),
+                                   want[k].bytes.size() / want[k].itemsize());
+    for (std::size_t from = 0; from < n; from += kChunk) {
+      const std::size_t m = std::min(kChunk, n - from);
+      read_got(got[k].bytes, from, m, g);
+      read_want(want[k].bytes, from, m, w);
+      // Without branches, so the compiler can vectorize it: a non-finite output counts as not
+      // finite and adds no difference; a NaN difference (a NaN in the reference) adds none.
+      for (std::size_t i = 0; i < m; ++i) {
+        const bool ok = std::isfinite(g[i]);
+        finite += ok;
+        double d = std::fabs(g[i] - w[i]);
+        d = ok && d == d ? d : 0.0;
+        const double aw = ok ? std::fabs(w[i]) : 0.0;
+        const double r = d / (aw > 1e-30 ? aw : 1e-30);
+        max_abs = d > max_abs ? d : max_abs;
+        max_rel = r > max_rel ? r : max_rel;
+        scale = aw > scale ? aw : scale;
+      }
     }
+    total += n;
   }
+  s.max_abs = max_abs;
+  s.max_rel = max_rel;
+  s.scale = scale;
   s.finite_fraction = total ? double(finite) / double(total) : 1.0;
   s.ok = true;
   return s;
 }
 
-OutputStats compare_outputs(const std::vector<WireArray>& got, const std::vector<WireArray>& want,
+namespace {
+
+// How many elements of `g` are not within `tolerance` of `w` (a NaN or an infinity is never
+// within): one comparison and one sum per element, read in place.
+template <typename G, typename W>
+std::size_t count_beyond(const std::string& g, const std::string& w, std::size_t n,
+                         double tolerance) {
+  std::size_t beyond = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    G a;
+    W b;
+    std::memcpy(&a, g.data() + i * sizeof(G), sizeof(G));
+    std::memcpy(&b, w.data() + i * sizeof(W), sizeof(W));
+    beyond += !(std::fabs(double(a) - double(b)) <= tolerance);
+  }
+  return beyond;
+}
+
+}  // namespace
+
+bool agrees_within(std::span<const WireArray> got, std::span<const WireArray> want,
+                   double tolerance) {
+  if (got.size() != want.size()) return false;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const WireArray &g = got[k], &w = want[k];
+    if (g.shape != w.shape || g.dtype != w.dtype || g.bytes.size() != w.bytes.size()) return false;
+    const std::size_t n = g.itemsize() ? g.bytes.size() / g.itemsize() : 0;
+    std::size_t beyond = 1;
+    if (g.dtype == "<f4")
+      beyond = count_beyond<float, float>(g.bytes, w.bytes, n, tolerance);
+    else if (g.dtype == "<f8")
+      beyond = count_beyond<double, double>(g.bytes, w.bytes, n, tolerance);
+    if (beyond != 0) return false;
+  }
+  return true;
+}
+
+OutputStats compare_outputs(std::span<const WireArray> got, std::span<const WireArray> want,
                             double tolerance) {
   OutputStats s = output_distance(got, want);
   if (!s.ok) return s;

@@ -3,15 +3,13 @@
 // own error against its float64 oracle.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "verify/worker_wire.h"
 
 namespace kd::verify {
-
-// An output as numbers; throws kd::Error for a dtype the parent cannot read.
-std::vector<double> as_doubles(const WireArray& a);
 
 struct OutputStats {
   bool ok = false;
@@ -21,10 +19,16 @@ struct OutputStats {
 
 // Compares `got` with `want` element by element; ok when shapes match, everything `got` holds is
 // finite and max |got - want| <= tolerance.
-OutputStats compare_outputs(const std::vector<WireArray>& got, const std::vector<WireArray>& want,
+OutputStats compare_outputs(std::span<const WireArray> got, std::span<const WireArray> want,
                             double tolerance);
 
+// The quick test of a timed round: true when every output has the reference's dtype and shape
+// and each element is within `tolerance` of it (float32 and float64 only; anything else, and
+// any doubt, is false). compare_outputs then says what differs.
+bool agrees_within(std::span<const WireArray> got, std::span<const WireArray> want,
+                   double tolerance);
+
 // Just the statistics (no tolerance): max |got - want|, the scale max |want|, finiteness.
-OutputStats output_distance(const std::vector<WireArray>& got, const std::vector<WireArray>& want);
+OutputStats output_distance(std::span<const WireArray> got, std::span<const WireArray> want);
 
 }  // namespace kd::verify

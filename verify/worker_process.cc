@@ -129,49 +129,64 @@ std::unique_ptr<Worker> Worker::start(WorkerSpec spec) {
       self->result_.exit_code = -1;
       self->result_.err = std::string("the box failed: ") + e.what();
     }
+    std::lock_guard lock(self->done_mutex_);
     self->running_ = false;
+    self->done_.notify_all();
   });
   return w;
 }
 
-TimedFrame Worker::call(const nlohmann::json& header, const std::vector<WireArray>& arrays,
-                        double timeout_s) {
-  if (finished_) throw Error("the " + spec_.name + " worker has already finished");
-  const auto deadline = after(timeout_s);
+void Worker::send(const nlohmann::json& header, const std::vector<WireArray>& arrays,
+                  double timeout_s) {
   const std::string what = "the " + spec_.name + " worker";
-  auto alive = [this] { return running_.load(); };
-  TimedFrame out;
+  if (finished_ || asked_to_quit_) throw Error(what + " has already finished");
+  if (pending_) throw Error(what + " still owes the answer to an earlier request");
+  deadline_ = after(timeout_s);
   // The clock runs from before the inputs reach the data file until the answers are read back:
   // a worker can neither start before it nor finish after it.
-  const double cpu0 = box_cpu_seconds(box_->init_pid());
-  const auto t0 = Clock::now();
+  cpu_at_send_ = box_cpu_seconds(box_->init_pid());
+  sent_at_ = Clock::now();
   std::size_t end = 0;
   nlohmann::json h = header;
   h["arrays"] = put_arrays(data_.get(), arrays, 0, end, what);
   h["out_offset"] = (end + kArrayAlign - 1) / kArrayAlign * kArrayAlign;
-  write_header(request_.get(), h, deadline, what);
-  out.frame.header = read_header(reply_.get(), deadline, alive, what);
-  out.frame.arrays =
-      get_arrays(data_.get(), out.frame.header.value("arrays", nlohmann::json::array()), what);
-  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  out.cpu_seconds = box_cpu_seconds(box_->init_pid()) - cpu0;
-  return out;
+  pending_ = true;
+  write_header(request_.get(), h, deadline_, what);
 }
 
-sandbox::RunResult Worker::finish() {
-  if (finished_) return result_;
-  finished_ = true;
+void Worker::receive(TimedFrame& out) {
+  const std::string what = "the " + spec_.name + " worker";
+  if (!pending_) throw Error(what + " was sent no request to answer");
+  pending_ = false;
+  auto alive = [this] { return running_.load(); };
+  out.frame.header = read_header(reply_.get(), deadline_, alive, what);
+  get_arrays(data_.get(), out.frame.header.value("arrays", nlohmann::json::array()), what,
+             out.frame.arrays);
+  out.seconds = std::chrono::duration<double>(Clock::now() - sent_at_).count();
+  out.cpu_seconds = box_cpu_seconds(box_->init_pid()) - cpu_at_send_;
+}
+
+void Worker::ask_to_quit() {
+  if (finished_ || asked_to_quit_) return;
+  asked_to_quit_ = true;
   try {
     if (running_)
       write_header(request_.get(), {{"op", "quit"}}, after(1), "the " + spec_.name + " worker");
   } catch (const std::exception&) {
-    // A worker that no longer reads is killed below.
+    // A worker that no longer reads is killed by finish().
   }
+}
+
+sandbox::RunResult Worker::finish() {
+  if (finished_) return result_;
+  ask_to_quit();
+  finished_ = true;
   request_.reset();
   data_.reset();
-  const auto grace = after(5);
-  while (running_ && Clock::now() < grace)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    std::unique_lock lock(done_mutex_);
+    done_.wait_for(lock, std::chrono::seconds(5), [this] { return !running_; });
+  }
   // Killing the box's init ends its whole pid namespace; run() then returns.
   if (running_ && box_) ::kill(box_->init_pid(), SIGKILL);
   if (runner_.joinable()) runner_.join();

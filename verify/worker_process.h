@@ -5,9 +5,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -58,9 +61,16 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
   ~Worker();
 
-  // Sends a request and waits for its answer; throws kd::Error (timeout, early end, bad frame).
-  TimedFrame call(const nlohmann::json& header, const std::vector<WireArray>& arrays,
-                  double timeout_s);
+  // Sends a request: its arrays into the data file, then the header. The call's clock starts
+  // before the arrays are written. One request at a time; throws kd::Error (a pipe that is gone,
+  // the deadline).
+  void send(const nlohmann::json& header, const std::vector<WireArray>& arrays, double timeout_s);
+  // Waits for the answer to the request sent and reads it into `out`, whose array buffers are
+  // reused; the clock stops once the answer's arrays are read. Throws kd::Error (timeout, early
+  // end, bad frame).
+  void receive(TimedFrame& out);
+  // Asks the worker to quit without waiting: workers asked together wind down together.
+  void ask_to_quit();
   // Asks the worker to quit, waits for its box (killing what is left after a grace) and returns
   // what the box saw.
   sandbox::RunResult finish();
@@ -76,6 +86,13 @@ class Worker {
   UniqueFd request_, reply_, data_;
   std::thread runner_;
   std::atomic<bool> running_{false};
+  std::mutex done_mutex_;  // with done_: running_ turning false
+  std::condition_variable done_;
+  // The request in flight: its deadline and where its clocks started.
+  bool pending_ = false;
+  std::chrono::steady_clock::time_point deadline_, sent_at_;
+  double cpu_at_send_ = 0;
+  bool asked_to_quit_ = false;
   sandbox::RunResult result_;
   bool finished_ = false;
 };

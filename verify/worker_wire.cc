@@ -131,21 +131,24 @@ json put_arrays(int data_fd, const std::vector<WireArray>& arrays, std::size_t b
   return specs;
 }
 
-std::vector<WireArray> get_arrays(int data_fd, const json& specs, const std::string& what) {
+void get_arrays(int data_fd, const json& specs, const std::string& what,
+                std::vector<WireArray>& out) {
   if (!specs.is_array()) throw Error(what + " sent an arrays field that is not a list");
   struct stat st {};
   if (::fstat(data_fd, &st) != 0) throw_sys("fstat", what + " data file", errno);
   const std::size_t file_size = std::size_t(st.st_size);
-  std::vector<WireArray> out;
+  out.resize(specs.size());
   std::size_t total = 0;
-  for (const auto& s : specs) {
-    WireArray a;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const json& s = specs[i];
+    WireArray& a = out[i];
     if (!s.is_object() || !s.contains("dtype") || !s["dtype"].is_string() || !s.contains("shape") ||
         !s["shape"].is_array() || !s.contains("offset") || !s["offset"].is_number_unsigned())
       throw Error(what + " sent an array without dtype, shape and offset: " + s.dump());
     a.dtype = s["dtype"].get<std::string>();
     if (a.itemsize() == 0) throw Error(what + " sent an array of dtype " + quote(a.dtype));
     std::size_t n = a.itemsize();
+    a.shape.clear();
     for (const auto& d : s["shape"]) {
       if (!d.is_number_integer() || d.get<std::int64_t>() < 0 ||
           d.get<std::int64_t>() > std::int64_t(kMaxPayloadBytes))
@@ -167,9 +170,7 @@ std::vector<WireArray> get_arrays(int data_fd, const json& specs, const std::str
       if (k <= 0) throw_sys("pread", what + " data file", k < 0 ? errno : EIO);
       done += std::size_t(k);
     }
-    out.push_back(std::move(a));
   }
-  return out;
 }
 
 }  // namespace kd::verify

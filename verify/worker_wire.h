@@ -54,9 +54,11 @@ nlohmann::json read_header(int fd, std::chrono::steady_clock::time_point deadlin
 nlohmann::json put_arrays(int data_fd, const std::vector<WireArray>& arrays, std::size_t base,
                           std::size_t& end, const std::string& what);
 
-// Reads the arrays a header describes from the data file, checking every dtype, shape and
-// offset against the file and the payload cap. Throws kd::Error naming `what`.
-std::vector<WireArray> get_arrays(int data_fd, const nlohmann::json& specs,
-                                  const std::string& what);
+// Reads the arrays a header describes from the data file into `out`, checking every dtype, shape
+// and offset against the file and the payload cap. `out`'s buffers are reused: a parent that
+// reads answers of the same sizes call after call allocates (and page-faults) nothing new.
+// Throws kd::Error naming `what`.
+void get_arrays(int data_fd, const nlohmann::json& specs, const std::string& what,
+                std::vector<WireArray>& out);
 
 }  // namespace kd::verify

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The hardened verification's cost and accuracy (docs/verification.md):
 #  1. wall time of `kdispatch verify` on the example's honest run (kdispatch's own measurement:
-#     three boxes, the parent's protocol, a signed receipt) against today's in-process kverify
-#     run on the same snapshot, median of REPS;
+#     three boxes, the parent's protocol, a signed receipt) against the kverify run it replaced
+#     (kverify in a box of the verifier profile on the same snapshot), and against kverify alone,
+#     in process, median of REPS;
 #  2. agreement: the parent-timed speedup of a known-ratio pair (the same work done twice, 0.5)
 #     against kverify's in-process measurement of the same pair.
 # Usage: run.sh BUILD_DIR [REPS]
@@ -22,21 +23,34 @@ py=/usr/bin/python3
 "$kd" demo --run-root "$work/demo" > /dev/null
 run="$work/demo/honest/runs/example/rms-norm-v002"
 snap="$run/verifier/snapshot"
-hard=() soft=()
+# The boxed kverify's scratch belongs to the box user, as the verifier's scratch does.
+boxed="$work/kv-box"
+mkdir -p "$boxed"
+chown --reference="$run/verifier/candidate-work" "$boxed"
+kverify=(verify --baseline "$snap/normkit/reference.py" --candidate "$snap/normkit/rms_norm.py"
+         --mode full --family rms-norm --bar 1.02)
+hard=() box=() soft=()
 for i in $(seq "$reps"); do
   rm -f "$work/demo/honest/runs/example/journal.jsonl" "$run/outcome.json"
   t0=$(now); "$kd" verify --run "$run" > /dev/null || true; t1=$(now)
   hard+=("$(echo "$t1 - $t0" | bc)")
   t0=$(now)
-  (cd "$snap" && "$py" "$src/examples/tools/kverify" verify --baseline normkit/reference.py \
-     --candidate normkit/rms_norm.py --mode full --family rms-norm --bar 1.02 \
-     --artifact-dir "$work/kv" --receipt "$work/kv/receipt.json" > /dev/null || true)
+  "$kd" sandbox exec --profile verifier --worktree "$boxed" --ro "$snap" \
+    --ro "$src/examples/tools" -- "$py" "$src/examples/tools/kverify" "${kverify[@]}" \
+    --artifact-dir "$boxed/art" --receipt "$boxed/art/receipt.json" > /dev/null 2>&1 || true
+  t1=$(now)
+  box+=("$(echo "$t1 - $t0" | bc)")
+  t0=$(now)
+  "$py" "$src/examples/tools/kverify" "${kverify[@]}" --artifact-dir "$work/kv" \
+    --receipt "$work/kv/receipt.json" > /dev/null || true
   t1=$(now)
   soft+=("$(echo "$t1 - $t0" | bc)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-h=$(median "${hard[@]}") s=$(median "${soft[@]}")
-echo "verification wall s: hardened $h, in-process kverify $s, ratio $(echo "scale=3; $h / $s" | bc)"
+h=$(median "${hard[@]}") b=$(median "${box[@]}") s=$(median "${soft[@]}")
+echo "verification wall s: hardened $h, kverify in a verifier box $b" \
+     "(ratio $(echo "scale=3; $h / $b" | bc)), kverify in process $s" \
+     "(ratio $(echo "scale=3; $h / $s" | bc))"
 
 parent=$("$build/bench/verify/bench_verify_parent" "$here/known_ratio_ref.py" \
          "$here/known_ratio_slow.py" "$src/workers/kd-pyworker")
