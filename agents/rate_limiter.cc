@@ -137,6 +137,10 @@ asio::awaitable<bool> RateLimiter::acquire(long tokens) {
       t->expires_after(std::chrono::seconds(1));  // a lost wake-up costs a second, not a hang
       waiters_.push_back(t);
     }
+    // The queue holds only waits in progress, however this one ends: woken, timed out, or its
+    // session's io_context destroyed with this coroutine suspended. An entry left behind would
+    // be woken later on an executor that may no longer exist.
+    const LeaveQueue leave{*this, t};
     boost::system::error_code ec;
     co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
@@ -245,6 +249,12 @@ void RateLimiter::read_headers(const std::map<std::string, std::string>& h) {
   }
 }
 
+RateLimiter::LeaveQueue::~LeaveQueue() {
+  std::lock_guard l(limiter.mu_);
+  auto& q = limiter.waiters_;
+  q.erase(std::remove(q.begin(), q.end(), timer), q.end());
+}
+
 void RateLimiter::wake_one() {
   while (!waiters_.empty()) {
     auto w = std::move(waiters_.front());
@@ -256,7 +266,9 @@ void RateLimiter::wake_one() {
 
 RateLimiter::Stats RateLimiter::stats() const {
   std::lock_guard l(mu_);
-  return stats_;
+  Stats s = stats_;
+  s.waiting = static_cast<int>(waiters_.size());
+  return s;
 }
 
 std::shared_ptr<RateLimiter> shared_rate_limiter(const std::string& provider,

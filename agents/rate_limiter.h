@@ -49,6 +49,7 @@ class RateLimiter {
     long cuts = 0;
     int in_flight_cap = 0;
     bool spend_limited = false;
+    int waiting = 0;  // requests waiting for a slot among those in flight
   };
   // What one answer told the limiter.
   struct Answer {
@@ -100,6 +101,12 @@ class RateLimiter {
   std::chrono::steady_clock::time_point last_cut_{};
   std::chrono::steady_clock::time_point last_change_{};             // last cut or growth of the cap
   std::deque<std::shared_ptr<boost::asio::steady_timer>> waiters_;  // waiting for a slot
+  // Takes one wait out of waiters_ when it ends, however it ends.
+  struct LeaveQueue {
+    RateLimiter& limiter;
+    std::shared_ptr<boost::asio::steady_timer> timer;
+    ~LeaveQueue();
+  };
   Stats stats_;
 };
 

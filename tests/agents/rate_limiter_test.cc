@@ -76,6 +76,30 @@ TEST(RateLimiter, A429FreezesEveryoneForItsRetryAfterAndCutsTheRequestsInFlight)
   answer(l, 200, {});
 }
 
+// A session that waited for a slot and ended (its io_context gone with the wait suspended, or
+// its wait timed out) leaves nothing in the queue: the next release must not wake it on an
+// executor that no longer exists (seen as a crash in a campaign, under ASan a stack overflow read).
+TEST(RateLimiter, AWaitThatEndedLeavesTheQueue) {
+  RateLimiter l("anthropic");
+  boost::asio::io_context first;
+  ASSERT_TRUE(test::run_sync(first, l.acquire(10)));  // the first request goes alone
+  {
+    boost::asio::io_context gone;
+    bool got = false;
+    boost::asio::co_spawn(
+        gone, [&]() -> boost::asio::awaitable<void> { got = co_await l.acquire(10); },
+        boost::asio::detached);
+    // Past the wait's one-second timeout: it times out, queues again and is still waiting.
+    gone.run_for(std::chrono::milliseconds(1300));
+    EXPECT_FALSE(got);
+    EXPECT_EQ(l.stats().waiting, 1) << "a wait that timed out is not left behind";
+  }
+  EXPECT_EQ(l.stats().waiting, 0) << "a wait destroyed with its io_context leaves the queue";
+  answer(l, 200, {});  // wakes no one, touches no dead executor
+  EXPECT_LT(timed_acquire(first, l), 0.05);
+  answer(l, 200, {});
+}
+
 TEST(RateLimiter, ASpendLimitStopsEverySessionSharingIt) {
   EXPECT_TRUE(is_spend_limit_answer(
       "anthropic", 429, {{"retry-after", "5"}},
