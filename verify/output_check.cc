@@ -46,6 +46,21 @@ std::string shape_text(const WireArray& a) {
   return s + ")";
 }
 
+// How many elements of `g` are not within `tolerance` of `w` (a NaN or an infinity is never
+// within): one comparison and one sum per element, read in place.
+template <typename T>
+std::size_t count_beyond(const std::string& g, const std::string& w, std::size_t n,
+                         double tolerance) {
+  std::size_t beyond = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    T a, b;
+    std::memcpy(&a, g.data() + i * sizeof(T), sizeof(T));
+    std::memcpy(&b, w.data() + i * sizeof(T), sizeof(T));
+    beyond += !(std::fabs(double(a) - double(b)) <= tolerance);
+  }
+  return beyond;
+}
+
 }  // namespace
 
 OutputStats output_distance(std::span<const WireArray> got, std::span<const WireArray> want) {
@@ -105,26 +120,6 @@ OutputStats output_distance(std::span<const WireArray> got, std::span<const Wire
   return s;
 }
 
-namespace {
-
-// How many elements of `g` are not within `tolerance` of `w` (a NaN or an infinity is never
-// within): one comparison and one sum per element, read in place.
-template <typename G, typename W>
-std::size_t count_beyond(const std::string& g, const std::string& w, std::size_t n,
-                         double tolerance) {
-  std::size_t beyond = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    G a;
-    W b;
-    std::memcpy(&a, g.data() + i * sizeof(G), sizeof(G));
-    std::memcpy(&b, w.data() + i * sizeof(W), sizeof(W));
-    beyond += !(std::fabs(double(a) - double(b)) <= tolerance);
-  }
-  return beyond;
-}
-
-}  // namespace
-
 bool agrees_within(std::span<const WireArray> got, std::span<const WireArray> want,
                    double tolerance) {
   if (got.size() != want.size()) return false;
@@ -134,9 +129,9 @@ bool agrees_within(std::span<const WireArray> got, std::span<const WireArray> wa
     const std::size_t n = g.itemsize() ? g.bytes.size() / g.itemsize() : 0;
     std::size_t beyond = 1;
     if (g.dtype == "<f4")
-      beyond = count_beyond<float, float>(g.bytes, w.bytes, n, tolerance);
+      beyond = count_beyond<float>(g.bytes, w.bytes, n, tolerance);
     else if (g.dtype == "<f8")
-      beyond = count_beyond<double, double>(g.bytes, w.bytes, n, tolerance);
+      beyond = count_beyond<double>(g.bytes, w.bytes, n, tolerance);
     if (beyond != 0) return false;
   }
   return true;

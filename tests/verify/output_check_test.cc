@@ -87,6 +87,19 @@ TEST(OutputCheck, FindsTheWorstElementAcrossChunksAndDtypes) {
   EXPECT_DOUBLE_EQ(s.finite_fraction, 1.0);
 }
 
+TEST(OutputCheck, TheQuickTestOfATimedRoundAgreesOnlyWhenEveryElementIsWithin) {
+  const std::vector<WireArray> want = {f32({1, 2, 3})};
+  EXPECT_TRUE(agrees_within(std::vector<WireArray>{f32({1, 2.25f, 3})}, want, 0.5));
+  EXPECT_FALSE(agrees_within(std::vector<WireArray>{f32({1, 2.25f, 3})}, want, 0.1));
+  EXPECT_FALSE(agrees_within(std::vector<WireArray>{f32({1, NAN, 3})}, want, 1e30));
+  EXPECT_FALSE(agrees_within(std::vector<WireArray>{f32({1, INFINITY, 3})}, want, 1e30));
+  // Another dtype is left to compare_outputs, which widens both sides.
+  const std::vector<WireArray> wide = {array_of(std::vector<double>{1, 2, 3}, "<f8")};
+  EXPECT_FALSE(agrees_within(wide, want, 1));
+  EXPECT_TRUE(compare_outputs(wide, want, 1).ok);
+  EXPECT_TRUE(agrees_within(wide, wide, 0));
+}
+
 TEST(OutputCheck, NamesAShapeOrCountOrDtypeItCannotCompare) {
   const std::vector<WireArray> want = {f32({1, 2, 3})};
   WireArray other = f32({1, 2, 3});
