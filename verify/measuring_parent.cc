@@ -354,8 +354,6 @@ class Protocol {
       // The next round's inputs are made while this round is timed, in the inputs worker's own
       // box: as fresh, and off the parent's critical path.
       if (r + 1 < rounds) request_inputs(k);
-      // The next round's inputs are made while this round is timed, in the inputs worker's own
-      // box: as fresh, and off the parent's critical path.
       const bool cand_first = r % 2 == 0;
       double ref_s = 0, cand_s = 0;
       Sets got;
