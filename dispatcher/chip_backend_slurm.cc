@@ -53,6 +53,7 @@ std::string tail_of(const fs::path& p, size_t n) {
   std::ifstream in(p, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
+  if (size < 0) return "";  // not a file that can be read from its end
   const std::streamoff from = size > std::streamoff(n) ? size - std::streamoff(n) : 0;
   std::string text(static_cast<size_t>(size - from), '\0');
   in.seekg(from);

@@ -64,10 +64,11 @@ Sets split_sets(const Frame& f, std::size_t expect_sets, const std::string& who)
 
 // Input sets as the inputs worker made them: its answer, whose buffers the next make reuses.
 struct Inputs {
-  json sets = json::array();  // arrays per set
   TimedFrame made;
+  // Arrays per set, as the answer's header says (take_inputs checked it).
+  const json& sets() const { return made.frame.header.at("sets"); }
   const std::vector<WireArray>& arrays() const { return made.frame.arrays; }
-  std::size_t count() const { return sets.size(); }
+  std::size_t count() const { return sets().size(); }
 };
 
 std::string fmt(double v) {
@@ -210,11 +211,12 @@ class Protocol {
   // The input sets last requested, in in_ (whose buffers the next ones reuse).
   const Inputs& take_inputs() {
     trusted_receive(maker_, "make", in_.made);
-    in_.sets = in_.made.frame.header.value("sets", json());
+    const json& header = in_.made.frame.header;
     std::size_t total = 0;
-    if (!in_.sets.is_array() || in_.sets.size() != requested_sets_)
+    if (!header.contains("sets") || !header["sets"].is_array() ||
+        header["sets"].size() != requested_sets_)
       throw RefError("the inputs worker made no input sets");
-    for (const auto& k : in_.sets) {
+    for (const auto& k : header["sets"]) {
       if (!k.is_number_unsigned()) throw RefError("the inputs worker made no input sets");
       total += k.get<std::size_t>();
     }
@@ -226,7 +228,7 @@ class Protocol {
   // Runs `in` on a worker of the trusted side (float64 when `f64`: the oracle); trusted_sets()
   // reads the answer into `out`.
   void trusted_run(Worker& w, const Inputs& in, bool f64) {
-    trusted_send(w, {{"op", "run"}, {"sets", in.sets}, {"f64", f64}}, in.arrays());
+    trusted_send(w, {{"op", "run"}, {"sets", in.sets()}, {"f64", f64}}, in.arrays());
   }
   Sets trusted_sets(Worker& w, const Inputs& in, TimedFrame& out) {
     trusted_receive(w, "run", out);
@@ -247,7 +249,7 @@ class Protocol {
     for (const auto& a : in.arrays())
       m_.input_shapes.push_back(a.shape);
     Sha256 digest;
-    for (std::size_t i = 0; i < in.sets[0].get<std::size_t>(); ++i)
+    for (std::size_t i = 0; i < in.sets()[0].get<std::size_t>(); ++i)
       digest.update(in.arrays()[i].bytes);
     m_.inputs_sha256 = to_hex(digest.finish());
     // Nothing here is timed, so all three work at once: the oracle from the inputs worker (the
@@ -257,7 +259,7 @@ class Protocol {
     trusted_run(ref_, in, false);
     double s = 0;
     const bool answered =
-        cand_call({{"op", "run"}, {"sets", in.sets}}, in.arrays(), cand_answer, s);
+        cand_call({{"op", "run"}, {"sets", in.sets()}}, in.arrays(), cand_answer, s);
     const Sets oracle = trusted_sets(maker_, in, oracle_answer);
     const Sets naive = trusted_sets(ref_, in, naive_answer);
     if (!answered) return;
@@ -310,7 +312,7 @@ class Protocol {
 
   // One timed batch of the candidate; its answers split into sets (empty on a failure).
   Sets timed_candidate(const Inputs& in, double& seconds) {
-    if (!cand_call({{"op", "run"}, {"sets", in.sets}}, in.arrays(), cand_answer_, seconds))
+    if (!cand_call({{"op", "run"}, {"sets", in.sets()}}, in.arrays(), cand_answer_, seconds))
       return {};
     try {
       return split_sets(cand_answer_.frame, in.count(), "the candidate worker");
