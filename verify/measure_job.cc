@@ -17,17 +17,19 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 json worker_json(const WorkerSpec& w) {
-  return {{"name", w.name},
-          {"box", sandbox::box_spec_json(w.box)},
-          {"pipe_dir", w.pipe_dir},
-          {"argv", w.argv},
-          {"cwd", w.cwd},
-          {"env", w.env},
-          {"timeout_s", w.timeout_s}};
+  json j = {{"name", w.name},
+            {"box", sandbox::box_spec_json(w.box)},
+            {"pipe_dir", w.pipe_dir},
+            {"argv", w.argv},
+            {"cwd", w.cwd},
+            {"env", w.env},
+            {"timeout_s", w.timeout_s}};
+  if (!w.companion.empty()) j["companion"] = w.companion;
+  return j;
 }
 
 WorkerSpec worker_from(const JsonObjectReader& r) {
-  r.allow_only({"name", "box", "pipe_dir", "argv", "cwd", "env", "timeout_s"});
+  r.allow_only({"name", "box", "pipe_dir", "argv", "cwd", "env", "timeout_s", "companion"});
   WorkerSpec w;
   w.name = r.string("name");
   w.box = sandbox::box_spec_from_json(r.at("box"), r.where() + ": box");
@@ -36,6 +38,7 @@ WorkerSpec worker_from(const JsonObjectReader& r) {
   w.cwd = r.string("cwd");
   w.env = r.string_map("env");
   w.timeout_s = r.number("timeout_s", 0, 1e9);
+  w.companion = r.string_or("companion", "");
   return w;
 }
 
@@ -86,12 +89,21 @@ T member(const json& j, const char* key, const std::string& where) {
   }
 }
 
+// Two workers: the reference's, whose box also serves the inputs worker, then the candidate's.
+void check_workers(const MeasureJob& job) {
+  if (job.workers.size() != 2)
+    throw Error("a measure job has two workers (reference, candidate), not " +
+                std::to_string(job.workers.size()));
+  if (job.workers[0].companion.empty())
+    throw Error("the first worker (the reference's) must serve the inputs worker as its companion");
+  if (!job.workers[1].companion.empty()) throw Error("the candidate's worker serves no companion");
+}
+
 }  // namespace
 
 ParentMeasurement run_measure_job(const MeasureJob& job, const contract::Chip& chip) {
-  if (job.workers.size() != 3)
-    throw Error("a measure job has three workers, not " + std::to_string(job.workers.size()));
-  // The three boxes are built at once; a box that cannot be built throws here, as it would alone.
+  check_workers(job);
+  // The two boxes are built at once; a box that cannot be built throws here, as it would alone.
   std::vector<std::future<std::unique_ptr<Worker>>> starting;
   for (WorkerSpec w : job.workers) {
     // Scratch is made again where the work runs: a node's earlier attempt leaves nothing behind.
@@ -114,7 +126,8 @@ ParentMeasurement run_measure_job(const MeasureJob& job, const contract::Chip& c
   if (failed) std::rethrow_exception(failed);
   ParentPlan plan = job.plan;
   plan.clock = chip.kind == "cpu" ? "cpu" : "wall";
-  ParentMeasurement m = measure_with_workers(*started[0], *started[1], *started[2], plan);
+  ParentMeasurement m =
+      measure_with_workers(started[0]->companion(), *started[0], *started[1], plan);
   for (auto& w : started)
     w->ask_to_quit();
   std::string log;
@@ -139,7 +152,11 @@ MeasureJob measure_job_from_json(const json& j, const std::string& where) {
   MeasureJob job;
   for (const JsonObjectReader& w : r.objects("workers"))
     job.workers.push_back(worker_from(w));
-  if (job.workers.size() != 3) r.field_error("workers", "must hold three workers");
+  try {
+    check_workers(job);
+  } catch (const Error& e) {
+    r.field_error("workers", e.what());
+  }
   job.plan = plan_from(r.object("plan"));
   job.log = r.absolute_path("log");
   return job;

@@ -1,7 +1,8 @@
-// The measuring parent's chip work as data (docs/slurm.md): its three workers (the inputs', the
-// reference's and the candidate's, each a box and a program) and its plan. The verification
-// describes the work; whoever holds the chip (this host under a flock, or a Slurm node) runs it
-// with run_measure_job and hands back the ParentMeasurement, which travels as JSON too.
+// The measuring parent's chip work as data (docs/slurm.md): its workers (the reference's, whose
+// box also serves the inputs worker, and the candidate's, each a box and a program) and its plan.
+// The verification describes the work; whoever holds the chip (this host under a flock, or a Slurm
+// node) runs it with run_measure_job and hands back the ParentMeasurement, which travels as JSON
+// too.
 #pragma once
 
 #include <filesystem>
@@ -16,7 +17,7 @@
 namespace kd::verify {
 
 struct MeasureJob {
-  std::vector<WorkerSpec> workers;  // maker, reference, candidate; their chip left unset
+  std::vector<WorkerSpec> workers;  // reference (companion: inputs), candidate; chip left unset
   ParentPlan plan;                  // clock left to the chip: "cpu" for a CPU chip, else "wall"
   std::filesystem::path log;        // the workers' boxes' output and results, written here
 };

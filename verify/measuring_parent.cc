@@ -202,7 +202,7 @@ class Protocol {
     json seeds = json::array();
     for (int i = 0; i < n; ++i)
       seeds.push_back(seed_for(secret_, next_seed_++));
-    // A third worker makes the inputs: the reference's own process stays as idle between its
+    // Another process makes the inputs: the reference's own process stays as idle between its
     // timed batches as the candidate's, so neither is favoured by the host's scheduler.
     trusted_send(maker_, {{"op", "make"}, {"seeds", seeds}});
     requested_sets_ = std::size_t(n);
@@ -353,8 +353,8 @@ class Protocol {
     request_inputs(k);
     for (int r = 0; r < rounds; ++r) {
       const Inputs& in = take_inputs();
-      // The next round's inputs are made while this round is timed, in the inputs worker's own
-      // box: as fresh, and off the parent's critical path.
+      // The next round's inputs are made while this round is timed, by the inputs worker (whose
+      // CPU the reference's clock leaves out): as fresh, and off the parent's critical path.
       if (r + 1 < rounds) request_inputs(k);
       const bool cand_first = r % 2 == 0;
       double ref_s = 0, cand_s = 0;

@@ -1,9 +1,9 @@
 // kdispatch's own measurement (docs/verification.md): the trusted parent that never imports the
-// candidate. It holds a secret seed, has an inputs worker (the reference's module, in a box of its
-// own) make fresh inputs for every call, sends the same inputs to the reference and candidate
-// workers (each in its own box), times every
-// batch on its own clock from the first byte sent to the last byte answered, checks every output
-// of every batch against the reference's itself, and alone writes the receipt. The workers are
+// candidate. It holds a secret seed, has an inputs worker (the reference's module, in a process of
+// its own in the reference's box) make fresh inputs for every call, sends the same inputs to the
+// reference and candidate workers (each in its own box), times every batch on its own clock from
+// the first byte sent to the last byte answered, checks every output of every batch against the
+// reference's itself, and alone writes the receipt. The workers are
 // reached only through verify/worker_process.h.
 #pragma once
 

@@ -256,8 +256,9 @@ class Verification {
     return in_.worker_program.empty() ? workers_dir() / "kd-pyworker" : in_.worker_program;
   }
 
-  // The measuring parent's work: the inputs', the reference's and the candidate's workers, each
-  // in its own box, then the protocol. Their boxes' logs go to verifier/workers.log.
+  // The measuring parent's work: the reference's worker (whose box also serves the inputs
+  // worker) and the candidate's, each in its own box, then the protocol. Their boxes' logs go to
+  // verifier/workers.log.
   MeasureJob measure_job() const {
     const briefs::Binding& bind = in_.brief.binding;
     const fs::path program = fs::canonical(worker_program());
@@ -275,8 +276,8 @@ class Verification {
       return w;
     };
     MeasureJob job;
-    job.workers = {spec("inputs", reference_tree_), spec("reference", reference_tree_),
-                   spec("candidate", candidate_tree_)};
+    job.workers = {spec("reference", reference_tree_), spec("candidate", candidate_tree_)};
+    job.workers[0].companion = "inputs";
     job.plan.mode = in_.mode;
     job.plan.reference_module = (reference_tree_ / bind.reference).string();
     job.plan.reference_roots = {reference_tree_.string()};

@@ -32,12 +32,13 @@ Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
 }
 
-// The pids of `root` and every process below it.
-std::vector<pid_t> process_tree(pid_t root) {
+// The pids of `root` and every process below it, but for `skip` and the processes below it.
+std::vector<pid_t> process_tree(pid_t root, pid_t skip = 0) {
   std::vector<pid_t> all, todo = {root};
   while (!todo.empty()) {
     const pid_t p = todo.back();
     todo.pop_back();
+    if (p == skip) continue;
     all.push_back(p);
     std::error_code ec;
     for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(p) + "/task", ec)) {
@@ -47,6 +48,22 @@ std::vector<pid_t> process_tree(pid_t root) {
     }
   }
   return all;
+}
+
+// The host pid of the process of `root`'s tree whose pid in its own namespace is `inner`
+// (the last field of /proc/PID/status's NSpid line); 0 when there is none.
+pid_t host_pid_of(pid_t root, long inner) {
+  for (pid_t p : process_tree(root)) {
+    std::ifstream status("/proc/" + std::to_string(p) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("NSpid:", 0) != 0) continue;
+      const auto last = line.find_last_of(" \t");
+      if (last != std::string::npos && std::strtol(line.c_str() + last + 1, nullptr, 10) == inner)
+        return p;
+      break;
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -62,9 +79,9 @@ const std::map<std::string, std::string>& measured_worker_env() {
   return env;
 }
 
-double box_cpu_seconds(pid_t root) {
+double box_cpu_seconds(pid_t root, pid_t skip) {
   double ns = 0;
-  for (pid_t p : process_tree(root)) {
+  for (pid_t p : process_tree(root, skip)) {
     std::error_code ec;
     for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(p) + "/task", ec)) {
       std::ifstream stat(t.path() / "schedstat");
@@ -95,27 +112,39 @@ double box_cpu_seconds_with_exited(pid_t root) {
   return total;
 }
 
-std::unique_ptr<Worker> Worker::start(WorkerSpec spec) {
-  std::unique_ptr<Worker> w(new Worker(std::move(spec)));
-  const fs::path& dir = w->spec_.pipe_dir;
+void Worker::open_pipes(const fs::path& dir) {
   fs::create_directories(dir);
   const fs::path req = dir / "request", rep = dir / "reply", data = dir / "data";
   for (const auto& p : {req, rep})
     if (::mkfifo(p.c_str(), 0600) != 0) throw_sys("mkfifo", p.string(), errno);
-  w->data_ = UniqueFd(::open(data.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!w->data_) throw_sys("open", data.string(), errno);
+  data_ = UniqueFd(::open(data.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!data_) throw_sys("open", data.string(), errno);
   sandbox::hand_to_box_user(dir);
-  w->request_ = open_fifo(req);
-  w->reply_ = open_fifo(rep);
+  request_ = open_fifo(req);
+  reply_ = open_fifo(rep);
+  for (const auto& p : {req, rep, data})
+    spec_.argv.push_back(p.string());
+}
 
+std::unique_ptr<Worker> Worker::start(WorkerSpec spec) {
+  std::unique_ptr<Worker> w(new Worker(std::move(spec)));
+  const fs::path& dir = w->spec_.pipe_dir;
+  w->open_pipes(dir);
+  if (!w->spec_.companion.empty()) {
+    WorkerSpec c;
+    c.name = w->spec_.companion;
+    w->companion_.reset(new Worker(std::move(c)));
+    w->companion_->host_ = w.get();
+    w->companion_->open_pipes(dir / w->spec_.companion);
+    // The program serves both: its argv ends with the host's pipes, then the companion's.
+    for (const auto& a : w->companion_->spec_.argv)
+      w->spec_.argv.push_back(a);
+  }
   sandbox::BoxSpec box = w->spec_.box;
   box.rw_extra.push_back(dir);
   w->box_ = sandbox::Box::open(box);
   sandbox::RunRequest run;
   run.argv = w->spec_.argv;
-  run.argv.push_back(req.string());
-  run.argv.push_back(rep.string());
-  run.argv.push_back(data.string());
   run.cwd = w->spec_.cwd;
   run.env = w->spec_.env;
   run.use_chip = box.chip.has_value();
@@ -136,6 +165,28 @@ std::unique_ptr<Worker> Worker::start(WorkerSpec spec) {
   return w;
 }
 
+Worker& Worker::companion() {
+  if (!companion_) throw Error("the " + spec_.name + " worker serves no companion");
+  return *companion_;
+}
+
+double Worker::cpu_now() const {
+  return host_ ? 0 : box_cpu_seconds(box_->init_pid(), companion_pid_);
+}
+
+void Worker::note_companion_pid(const nlohmann::json& header) {
+  if (!host_ || host_->companion_pid_ != 0) return;
+  const std::string what = "the " + spec_.name + " worker";
+  const auto pid = header.find("pid");
+  if (pid == header.end() || !pid->is_number_unsigned() || pid->get<long>() <= 0)
+    throw Error(what + "'s first answer does not say its pid (" + host_->name() +
+                "'s CPU clock must leave it out)");
+  host_->companion_pid_ = host_pid_of(host_->box_->init_pid(), pid->get<long>());
+  if (host_->companion_pid_ == 0)
+    throw Error(what + "'s pid " + std::to_string(pid->get<long>()) + " is not a process of the " +
+                host_->name() + " worker's box");
+}
+
 void Worker::send(const nlohmann::json& header, const std::vector<WireArray>& arrays,
                   double timeout_s) {
   const std::string what = "the " + spec_.name + " worker";
@@ -144,7 +195,7 @@ void Worker::send(const nlohmann::json& header, const std::vector<WireArray>& ar
   deadline_ = after(timeout_s);
   // The clock runs from before the inputs reach the data file until the answers are read back:
   // a worker can neither start before it nor finish after it.
-  cpu_at_send_ = box_cpu_seconds(box_->init_pid());
+  cpu_at_send_ = cpu_now();
   sent_at_ = Clock::now();
   std::size_t end = 0;
   nlohmann::json h = header;
@@ -158,19 +209,21 @@ void Worker::receive(TimedFrame& out) {
   const std::string what = "the " + spec_.name + " worker";
   if (!pending_) throw Error(what + " was sent no request to answer");
   pending_ = false;
-  auto alive = [this] { return running_.load(); };
-  out.frame.header = read_header(reply_.get(), deadline_, alive, what);
+  out.frame.header = read_header(
+      reply_.get(), deadline_, [this] { return alive(); }, what);
+  note_companion_pid(out.frame.header);
   get_arrays(data_.get(), out.frame.header.value("arrays", nlohmann::json::array()), what,
              out.frame.arrays);
   out.seconds = std::chrono::duration<double>(Clock::now() - sent_at_).count();
-  out.cpu_seconds = box_cpu_seconds(box_->init_pid()) - cpu_at_send_;
+  out.cpu_seconds = cpu_now() - cpu_at_send_;
 }
 
 void Worker::ask_to_quit() {
+  if (companion_) companion_->ask_to_quit();
   if (finished_ || asked_to_quit_) return;
   asked_to_quit_ = true;
   try {
-    if (running_)
+    if (alive())
       write_header(request_.get(), {{"op", "quit"}}, after(1), "the " + spec_.name + " worker");
   } catch (const std::exception&) {
     // A worker that no longer reads is killed by finish().
@@ -183,6 +236,11 @@ sandbox::RunResult Worker::finish() {
   finished_ = true;
   request_.reset();
   data_.reset();
+  if (companion_) companion_->finish();
+  if (host_) {  // its box is the host's, which waits for it
+    reply_.reset();
+    return result_;
+  }
   {
     std::unique_lock lock(done_mutex_);
     done_.wait_for(lock, std::chrono::seconds(5), [this] { return !running_; });

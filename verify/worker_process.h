@@ -30,6 +30,10 @@ struct WorkerSpec {
   std::string cwd;                 // inside the box
   std::map<std::string, std::string> env;  // added to the profile's environment
   double timeout_s = 600;                  // the whole life of the worker
+  // Non-empty: the program also serves a second worker of this name, from a fork of itself made
+  // before any module is loaded, in the same box (its pipes in pipe_dir/companion). The box then
+  // starts one interpreter for two workers; the companion's CPU time is not this worker's.
+  std::string companion;
 };
 
 struct TimedFrame {
@@ -47,8 +51,9 @@ struct TimedFrame {
 const std::map<std::string, std::string>& measured_worker_env();
 
 // CPU time used so far by every live thread of `pid` and the processes below it, from the
-// kernel's per-thread run-time accounting (nanoseconds), which no process can edit.
-double box_cpu_seconds(pid_t pid);
+// kernel's per-thread run-time accounting (nanoseconds), which no process can edit; `skip` and
+// the processes below it are not counted.
+double box_cpu_seconds(pid_t pid, pid_t skip = 0);
 // The same tree by the coarser per-process accounting (clock ticks), which also counts threads
 // and children that have exited.
 double box_cpu_seconds_with_exited(pid_t pid);
@@ -75,15 +80,29 @@ class Worker {
   // what the box saw.
   sandbox::RunResult finish();
   // The host pid of the box's first process (its pid namespace's init).
-  pid_t box_pid() const { return box_->init_pid(); }
+  pid_t box_pid() const { return host_ ? host_->box_pid() : box_->init_pid(); }
   const std::string& name() const { return spec_.name; }
+  // The worker named by spec.companion, served from this worker's box; throws kd::Error when the
+  // spec named none. Its calls are not timed by CPU (it has no box of its own), and it ends
+  // with this worker.
+  Worker& companion();
 
  private:
   explicit Worker(WorkerSpec spec) : spec_(std::move(spec)) {}
+  // Makes the two pipes and the data file in `dir` (which must not exist) and opens them.
+  void open_pipes(const std::filesystem::path& dir);
+  bool alive() const { return host_ ? host_->running_.load() : running_.load(); }
+  // CPU time of this worker's box, less its companion's process (0 for a companion).
+  double cpu_now() const;
+  // A companion's first answer carries its pid inside the box: the host's clock leaves it out.
+  void note_companion_pid(const nlohmann::json& header);
 
   WorkerSpec spec_;
   std::unique_ptr<sandbox::Box> box_;
   UniqueFd request_, reply_, data_;
+  Worker* host_ = nullptr;             // a companion's: the worker whose box it shares
+  std::unique_ptr<Worker> companion_;  // a host's
+  pid_t companion_pid_ = 0;            // a host's: its companion's process, on the host
   std::thread runner_;
   std::atomic<bool> running_{false};
   std::mutex done_mutex_;  // with done_: running_ turning false

@@ -42,14 +42,15 @@ int main(int argc, char** argv) {
       w.env = verify::measured_worker_env();
       return w;
     };
-    auto maker = verify::Worker::start(spec("inputs", ref.parent_path()));
-    auto r = verify::Worker::start(spec("reference", ref.parent_path()));
+    verify::WorkerSpec ref_spec = spec("reference", ref.parent_path());
+    ref_spec.companion = "inputs";
+    auto r = verify::Worker::start(std::move(ref_spec));
     auto c = verify::Worker::start(spec("candidate", cand.parent_path()));
     verify::ParentPlan plan;
     plan.reference_module = ref.string();
     plan.candidate_module = cand.string();
     plan.clock = clock;
-    verify::ParentMeasurement m = verify::measure_with_workers(*maker, *r, *c, plan);
+    verify::ParentMeasurement m = verify::measure_with_workers(r->companion(), *r, *c, plan);
     out[clock] = {{"speedup", m.speedup},
                   {"low", m.speedup_low},
                   {"high", m.speedup_high},

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The hardened verification's cost and accuracy (docs/verification.md):
 #  1. wall time of `kdispatch verify` on the example's honest run (kdispatch's own measurement:
-#     three boxes, the parent's protocol, a signed receipt) against the kverify run it replaced
-#     (kverify in a box of the verifier profile on the same snapshot), and against kverify alone,
-#     in process, median of REPS;
+#     two boxes, three workers, the parent's protocol, a signed receipt) against the kverify run
+#     it replaced (kverify in a box of the verifier profile on the same snapshot), and against
+#     kverify alone, in process, median of REPS;
 #  2. agreement: the parent-timed speedup of a known-ratio pair (the same work done twice, 0.5)
 #     against kverify's in-process measurement of the same pair.
 # Usage: run.sh BUILD_DIR [REPS]
