@@ -23,6 +23,7 @@ struct CommandResult {
 
 struct CommandOptions {
   std::map<std::string, std::string> env;  // set (or replaced) in the inherited environment
+  bool inherit_env = true;                 // false: the child's environment is `env` alone
   std::chrono::milliseconds deadline{10000};
   std::size_t max_output = 64u << 20;  // per stream; more is an error naming the program
 };

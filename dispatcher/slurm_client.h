@@ -101,8 +101,12 @@ class Client {
     std::string out, err;
   };
   // Runs a Slurm command within the deadline; throws naming it (and `about`, e.g. the script)
-  // when it cannot run, times out, or exits non-zero and `may_fail` is false.
-  Output run(const std::vector<std::string>& argv, const std::string& about, bool may_fail = false);
+  // when it cannot run, times out, or exits non-zero and `may_fail` is false. The command
+  // inherits kdispatch's environment plus options_.env, or has `only_env` alone.
+  Output run(const std::vector<std::string>& argv, const std::string& about, bool may_fail = false,
+             const std::map<std::string, std::string>* only_env = nullptr);
+  // sbatch's environment, which the job inherits: PATH and the Slurm client's variables.
+  std::map<std::string, std::string> submit_environment() const;
 
   ClientOptions options_;
   std::mutex jobcomp_mu_;

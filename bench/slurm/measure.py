@@ -14,8 +14,9 @@ work = sys.argv[1]
 print("load average before: %.2f %.2f %.2f on %d CPUs" % (*os.getloadavg(), os.cpu_count()))
 
 
-def run(argv):
-    return subprocess.run(argv, check=True, capture_output=True, text=True, timeout=30).stdout
+def run(argv, env=None):
+    return subprocess.run(argv, check=True, capture_output=True, text=True, timeout=30,
+                          env=env).stdout
 
 
 def children_cpu():
@@ -37,8 +38,10 @@ def script(name, body):
 
 
 def sbatch(path, *extra):
-    return run(["sbatch", "--parsable", "--export=NONE", "--no-requeue", "--chdir=" + work,
-                "--output=" + os.path.join(work, "%j.out"), *extra, path]).strip()
+    # As kdispatch submits (dispatcher/slurm_client.cc): --export=ALL of PATH and SLURM_* alone.
+    env = {k: v for k, v in os.environ.items() if k == "PATH" or k.startswith(("SLURM_", "SBATCH_"))}
+    return run(["sbatch", "--parsable", "--export=ALL", "--no-requeue", "--chdir=" + work,
+                "--output=" + os.path.join(work, "%j.out"), *extra, path], env=env).strip()
 
 
 def wait_gone(ids, limit=180):

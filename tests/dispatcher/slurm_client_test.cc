@@ -85,7 +85,8 @@ class SlurmClient : public ::testing::Test {
 
 TEST_F(SlurmClient, ASucceedingJobReportsItsExitCodeChipAndNodeAndGetsNoSecret) {
   ClientOptions options;
-  options.env["KD_SLURM_TEST_SECRET"] = "sk-never-in-a-job";  // in sbatch's own environment
+  options.env["KD_SLURM_TEST_SECRET"] = "sk-never-in-a-job";  // for the Slurm commands
+  ::setenv("KD_SLURM_TEST_KEY", "sk-nor-this-one", 1);        // in kdispatch's own environment
   Client client(options);
   std::string id =
       client.submit(request(dir_, "ok",
@@ -114,6 +115,11 @@ TEST_F(SlurmClient, ASucceedingJobReportsItsExitCodeChipAndNodeAndGetsNoSecret) 
   EXPECT_NE(env.find("TPU_VISIBLE_DEVICES=" + m[1].str()), std::string::npos) << env;
   EXPECT_EQ(env.find("KD_SLURM_TEST_SECRET"), std::string::npos) << env;
   EXPECT_EQ(env.find("sk-never-in-a-job"), std::string::npos);
+  EXPECT_EQ(env.find("sk-nor-this-one"), std::string::npos) << env;
+  // The environment sbatch was given, not the user's login environment loaded on the node (which
+  // sets HOME, and costs a login shell before every job).
+  EXPECT_EQ(env.find("\nHOME="), std::string::npos) << env;
+  EXPECT_NE(env.find("\nPATH="), std::string::npos) << env;
 
   auto record = test::finished_job(id);
   ASSERT_TRUE(record.has_value()) << "not in " << test::jobcomp_file();
