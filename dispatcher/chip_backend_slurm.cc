@@ -77,7 +77,7 @@ class SlurmChips : public ChipBackend {
       // An earlier process's job for this very work: awaited if it still runs, collected if it
       // ended; never submitted twice.
       const json& prior = t.in_flight.front();
-      return collect(t, prior, await(prior.value("job_id", "")), on_start);
+      return collect(t, prior, await(prior), on_start);
     }
     const fs::path dir = job_dir(t);
     ChipJobFile f;
@@ -130,12 +130,12 @@ class SlurmChips : public ChipBackend {
       std::lock_guard lock(mu_);
       in_flight_.insert(id);
     }
-    return collect(t, submitted, await(id), on_start);
+    return collect(t, submitted, await(submitted), on_start);
   }
 
   void settle(const std::vector<json>& in_flight) override {
     for (const json& j : in_flight)
-      await(j.value("job_id", ""));
+      await(j);
   }
 
   int parallel() override {
@@ -197,8 +197,12 @@ class SlurmChips : public ChipBackend {
     }
   }
 
-  slurm::JobStatus await(const std::string& id) {
-    std::optional<slurm::JobStatus> st = watcher_.wait(id, std::nullopt);
+  // A journalled job ({"job_id", "result", ...}) until Slurm says it ended; its result file,
+  // written last on the node, brings the Watcher's next poll forward.
+  slurm::JobStatus await(const json& job) {
+    const std::string id = job.value("job_id", "");
+    std::optional<slurm::JobStatus> st =
+        watcher_.wait(id, std::nullopt, fs::path(job.value("result", "")));
     if (!st)
       throw ExperimentError(contract::ErrorCause::ChipUnavailable,
                             "stopped waiting for Slurm job " + id + " (it is left to Slurm)");

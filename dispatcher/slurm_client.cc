@@ -402,12 +402,14 @@ std::string Watcher::last_error() const {
 }
 
 std::optional<JobStatus> Watcher::wait(
-    const std::string& id, std::optional<std::chrono::steady_clock::time_point> deadline) {
+    const std::string& id, std::optional<std::chrono::steady_clock::time_point> deadline,
+    const fs::path& done_file) {
   std::unique_lock lock(mu_);
   if (stopping_) return std::nullopt;
   // The entry stays while this waiter holds a count on it, so the reference stays valid.
   Watched& w = watched_[id];
   ++w.waiters;
+  if (!done_file.empty()) w.done_file = done_file;
   poll_cv_.notify_one();
   auto done = [&] { return stopping_ || w.final.has_value(); };
   if (deadline)
@@ -417,6 +419,17 @@ std::optional<JobStatus> Watcher::wait(
   std::optional<JobStatus> result = w.final;
   if (--w.waiters == 0) watched_.erase(id);
   return result;
+}
+
+bool Watcher::notice_done_files() {
+  bool seen = false;
+  for (auto& [id, w] : watched_) {
+    if (w.final || w.done_seen || w.done_file.empty()) continue;
+    std::error_code ec;
+    if (fs::exists(w.done_file, ec)) w.done_seen = std::chrono::steady_clock::now();
+    seen = seen || w.done_seen;
+  }
+  return seen;
 }
 
 void Watcher::poll_loop() {
@@ -448,7 +461,16 @@ void Watcher::poll_loop() {
       finished = true;
     }
     if (finished) waiters_cv_.notify_all();
-    poll_cv_.wait_for(lock, interval_, [this] { return stopping_; });
+    // Until the next poll: a stat of each done file every kDoneFileCheck, whose appearance (or
+    // a job that wrote it but was still ending at this poll) brings the poll forward.
+    const auto now = std::chrono::steady_clock::now();
+    bool ending = false;
+    for (const auto& [id, w] : watched_)
+      ending = ending || (w.done_seen && !w.final && now - *w.done_seen < kEndingWindow);
+    const auto next = now + (ending ? 2 * kDoneFileCheck : interval_);
+    while (!stopping_ && std::chrono::steady_clock::now() < next && !notice_done_files())
+      poll_cv_.wait_until(lock, std::min(next, std::chrono::steady_clock::now() + kDoneFileCheck),
+                          [this] { return stopping_; });
   }
 }
 

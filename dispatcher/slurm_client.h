@@ -125,9 +125,15 @@ class Watcher {
   Watcher(const Watcher&) = delete;
   Watcher& operator=(const Watcher&) = delete;
   // Blocks until the job's phase is Succeeded, Failed or Unknown; nullopt once `deadline` passed
-  // or stop() was called.
+  // or stop() was called. `done_file`, which the job writes as its last act, is looked for
+  // between polls (a stat every kDoneFileCheck): once it is there Slurm is asked at once, and
+  // again every 2 x kDoneFileCheck for kEndingWindow while the job is still ending, instead of
+  // at the next interval.
   std::optional<JobStatus> wait(const std::string& id,
-                                std::optional<std::chrono::steady_clock::time_point> deadline);
+                                std::optional<std::chrono::steady_clock::time_point> deadline,
+                                const std::filesystem::path& done_file = {});
+  static constexpr std::chrono::milliseconds kDoneFileCheck{50};
+  static constexpr std::chrono::milliseconds kEndingWindow{2000};
   void stop();  // the one shutdown path: wakes every waiter
 
   // How many `query` calls the poll thread made, and the last one's error ("" after a success):
@@ -139,8 +145,12 @@ class Watcher {
   struct Watched {
     int waiters = 0;
     std::optional<JobStatus> final;
+    std::filesystem::path done_file;
+    std::optional<std::chrono::steady_clock::time_point> done_seen;  // when it appeared
   };
   void poll_loop();
+  // Marks the watched jobs whose done file appeared; true when one did. Called with mu_ held.
+  bool notice_done_files();
 
   Client& client_;
   const std::chrono::milliseconds interval_;

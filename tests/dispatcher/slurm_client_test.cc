@@ -367,5 +367,19 @@ TEST_F(SlurmClient, TheWatcherIsOneThreadForAllJobsAndIdleWhenNoneIsWatched) {
   client.cancel({id});
 }
 
+TEST_F(SlurmClient, AJobsDoneFileBringsTheWatchersNextPollForward) {
+  Client client;
+  // An interval far beyond the test: only the done file can end this wait in time.
+  Watcher watcher(client, 600s);
+  const fs::path done = dir_ / "done";
+  std::string id = client.submit(request(dir_, "done", "sleep 1\ntouch " + done.string(), ""));
+  std::optional<JobStatus> s = watcher.wait(id, Clock::now() + kJobDeadline, done);
+  ASSERT_TRUE(s.has_value()) << "the done file did not end the wait; polls " << watcher.polls();
+  EXPECT_EQ(s->phase, Phase::Succeeded);
+  EXPECT_TRUE(fs::exists(done));
+  // The first poll, the one the file brought forward, and a few while the job was ending.
+  EXPECT_LE(watcher.polls(), 2u + 2000 / 100) << watcher.polls();
+}
+
 }  // namespace
 }  // namespace kd::dispatcher::slurm
