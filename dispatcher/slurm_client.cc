@@ -421,14 +421,26 @@ std::optional<JobStatus> Watcher::wait(
   return result;
 }
 
-bool Watcher::notice_done_files() {
-  bool seen = false;
-  for (auto& [id, w] : watched_) {
-    if (w.final || w.done_seen || w.done_file.empty()) continue;
+bool Watcher::notice_done_files(std::unique_lock<std::mutex>& lock) {
+  std::vector<std::pair<std::string, fs::path>> look;
+  for (const auto& [id, w] : watched_)
+    if (!w.final && !w.done_seen && !w.done_file.empty()) look.emplace_back(id, w.done_file);
+  if (look.empty()) return false;
+  // Unlocked: a slow file system holds up this thread, never the waiters.
+  lock.unlock();
+  std::vector<std::string> appeared;
+  for (const auto& [id, path] : look) {
     std::error_code ec;
-    if (fs::exists(w.done_file, ec)) w.done_seen = std::chrono::steady_clock::now();
-    seen = seen || w.done_seen;
+    if (fs::exists(path, ec)) appeared.push_back(id);
   }
+  lock.lock();
+  const auto now = std::chrono::steady_clock::now();
+  bool seen = false;
+  for (const auto& id : appeared)
+    if (auto it = watched_.find(id); it != watched_.end() && !it->second.final) {
+      it->second.done_seen = now;
+      seen = true;
+    }
   return seen;
 }
 
@@ -468,9 +480,14 @@ void Watcher::poll_loop() {
     for (const auto& [id, w] : watched_)
       ending = ending || (w.done_seen && !w.final && now - *w.done_seen < kEndingWindow);
     const auto next = now + (ending ? 2 * kDoneFileCheck : interval_);
-    while (!stopping_ && std::chrono::steady_clock::now() < next && !notice_done_files())
-      poll_cv_.wait_until(lock, std::min(next, std::chrono::steady_clock::now() + kDoneFileCheck),
-                          [this] { return stopping_; });
+    while (!stopping_ && std::chrono::steady_clock::now() < next && !notice_done_files(lock)) {
+      const bool looking = std::any_of(watched_.begin(), watched_.end(), [](const auto& e) {
+        return !e.second.final && !e.second.done_seen && !e.second.done_file.empty();
+      });
+      poll_cv_.wait_until(
+          lock, looking ? std::min(next, std::chrono::steady_clock::now() + kDoneFileCheck) : next,
+          [this] { return stopping_; });
+    }
   }
 }
 

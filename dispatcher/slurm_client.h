@@ -149,8 +149,9 @@ class Watcher {
     std::optional<std::chrono::steady_clock::time_point> done_seen;  // when it appeared
   };
   void poll_loop();
-  // Marks the watched jobs whose done file appeared; true when one did. Called with mu_ held.
-  bool notice_done_files();
+  // Marks the watched jobs whose done file appeared; true when one did. Called with `lock` (on
+  // mu_) held, which it releases while it looks.
+  bool notice_done_files(std::unique_lock<std::mutex>& lock);
 
   Client& client_;
   const std::chrono::milliseconds interval_;
