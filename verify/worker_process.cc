@@ -66,6 +66,16 @@ pid_t host_pid_of(pid_t root, long inner) {
   return 0;
 }
 
+// False once `pid` has ended, reaped or not (a zombie's parent may never reap it).
+bool process_lives(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return false;
+  const char state = text[close + 2];
+  return state != 'Z' && state != 'X';
+}
+
 }  // namespace
 
 const std::map<std::string, std::string>& measured_worker_env() {
@@ -168,6 +178,11 @@ std::unique_ptr<Worker> Worker::start(WorkerSpec spec) {
 Worker& Worker::companion() {
   if (!companion_) throw Error("the " + spec_.name + " worker serves no companion");
   return *companion_;
+}
+
+bool Worker::alive() const {
+  if (!host_) return running_;
+  return host_->running_ && (host_->companion_pid_ == 0 || process_lives(host_->companion_pid_));
 }
 
 double Worker::cpu_now() const {

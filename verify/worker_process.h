@@ -91,7 +91,9 @@ class Worker {
   explicit Worker(WorkerSpec spec) : spec_(std::move(spec)) {}
   // Makes the two pipes and the data file in `dir` (which must not exist) and opens them.
   void open_pipes(const std::filesystem::path& dir);
-  bool alive() const { return host_ ? host_->running_.load() : running_.load(); }
+  // Whether the worker can still answer: its box runs, and a companion's own process (once its
+  // pid is known) has not ended.
+  bool alive() const;
   // CPU time of this worker's box, less its companion's process (0 for a companion).
   double cpu_now() const;
   // A companion's first answer carries its pid inside the box: the host's clock leaves it out.

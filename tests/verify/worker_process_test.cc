@@ -20,11 +20,15 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 // A module whose inputs cost CPU (a busy loop of `burn` seconds) and whose workload costs none
-// (it sleeps `nap` seconds): one process's CPU cannot pass for the other's.
-const char* kModule = R"(import time
+// (it sleeps `nap` seconds): one process's CPU cannot pass for the other's. Seed 99 ends the
+// process that makes it.
+const char* kModule = R"(import os
+import time
 import numpy as np
 
 def create_inputs(seed=0):
+    if seed == 99:
+        os._exit(3)
     end = time.process_time() + BURN
     while time.process_time() < end:
         pass
@@ -112,6 +116,27 @@ TEST(WorkerProcess, TheCompanionSharesTheHostsBoxButNotItsCpuClock) {
   ref->ask_to_quit();
   const sandbox::RunResult r = ref->finish();
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(WorkerProcess, ACompanionThatEndsIsNoticedWhileItsBoxRuns) {
+  Boxed b(0, 0);
+  auto ref = Worker::start(b.spec("reference", "inputs"));
+  Worker& maker = ref->companion();
+  call(maker, b.load());
+  call(*ref, b.load());
+  maker.send({{"op", "make"}, {"seeds", {99}}}, {}, 60);
+  TimedFrame out;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    maker.receive(out);
+    ADD_FAILURE() << "an answer from an ended process: " << out.frame.header;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ended before answering"), std::string::npos) << e.what();
+  }
+  // Noticed from its own process, not at the call's deadline (the box still runs the reference).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  call(*ref, {{"op", "make"}, {"seeds", {1}}});
+  ref->finish();
 }
 
 TEST(WorkerProcess, AWorkerWithoutACompanionSaysSo) {
