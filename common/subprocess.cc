@@ -38,14 +38,14 @@ class SpawnSetup {
   posix_spawnattr_t attr;
 };
 
-std::vector<std::string> child_environment(const std::map<std::string, std::string>& env,
-                                           bool inherit) {
+std::vector<std::string> child_environment(const CommandOptions& o) {
   std::vector<std::string> out;
-  for (char** e = inherit ? environ : nullptr; e && *e; ++e) {
+  for (char** e = environ; *e; ++e) {
     std::string kv = *e;
-    if (!env.count(kv.substr(0, kv.find('=')))) out.push_back(std::move(kv));
+    const std::string name = kv.substr(0, kv.find('='));
+    if (!o.env.count(name) && (!o.inherit_if || o.inherit_if(name))) out.push_back(std::move(kv));
   }
-  for (const auto& [k, v] : env)
+  for (const auto& [k, v] : o.env)
     out.push_back(k + "=" + v);
   return out;
 }
@@ -81,7 +81,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   ::posix_spawnattr_setflags(
       &s.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
-  std::vector<std::string> env = child_environment(options.env, options.inherit_env);
+  std::vector<std::string> env = child_environment(options);
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv)
     cargv.push_back(const_cast<char*>(a.c_str()));

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,7 +24,8 @@ struct CommandResult {
 
 struct CommandOptions {
   std::map<std::string, std::string> env;  // set (or replaced) in the inherited environment
-  bool inherit_env = true;                 // false: the child's environment is `env` alone
+  // Which of the inherited variables the child keeps, by name; all when unset.
+  std::function<bool(std::string_view)> inherit_if;
   std::chrono::milliseconds deadline{10000};
   std::size_t max_output = 64u << 20;  // per stream; more is an error naming the program
 };

@@ -10,8 +10,6 @@
 #include "common/subprocess.h"
 #include "common/text.h"
 
-extern char** environ;
-
 namespace kd::dispatcher::slurm {
 
 namespace fs = std::filesystem;
@@ -185,7 +183,7 @@ JobStatus status_from_key_values(const std::map<std::string, std::string>& f) {
 Client::Client(ClientOptions options) : options_(std::move(options)) {}
 
 Client::Output Client::run(const std::vector<std::string>& argv, const std::string& about,
-                           bool may_fail, const std::map<std::string, std::string>* only_env) {
+                           bool may_fail, bool slurm_env_only) {
   // The command as typed, shortened: its first words name it; the rest is in `about`.
   std::string what = argv[0];
   for (size_t i = 1; i < argv.size() && i < 4; ++i)
@@ -193,8 +191,15 @@ Client::Output Client::run(const std::vector<std::string>& argv, const std::stri
   if (argv.size() > 4) what += " ...";
   if (!about.empty()) what += " (" + about + ")";
   CommandOptions o;
-  o.env = only_env ? *only_env : options_.env;
-  o.inherit_env = !only_env;
+  o.env = options_.env;
+  if (slurm_env_only) {
+    // PATH and the Slurm client's variables, from kdispatch's environment and the inventory's.
+    auto slurm_variable = [](std::string_view name) {
+      return name == "PATH" || name.rfind("SLURM_", 0) == 0 || name.rfind("SBATCH_", 0) == 0;
+    };
+    std::erase_if(o.env, [&](const auto& kv) { return !slurm_variable(kv.first); });
+    o.inherit_if = slurm_variable;
+  }
   o.deadline = options_.command_deadline;
   CommandResult r = run_command(argv, o);
   if (r.timed_out)
@@ -209,28 +214,12 @@ Client::Output Client::run(const std::vector<std::string>& argv, const std::stri
   return {r.exit_code, std::move(r.out), std::move(r.err)};
 }
 
-std::map<std::string, std::string> Client::submit_environment() const {
-  auto wanted = [](std::string_view name) {
-    return name == "PATH" || name.rfind("SLURM_", 0) == 0 || name.rfind("SBATCH_", 0) == 0;
-  };
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string_view kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string_view::npos && wanted(kv.substr(0, eq)))
-      env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  for (const auto& [k, v] : options_.env)
-    if (wanted(k)) env[k] = v;
-  env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin");
-  return env;
-}
-
 std::string Client::submit(const SubmitRequest& req) {
   if (req.script.empty()) throw Error("sbatch: no batch script given");
-  // --export=ALL of an environment built here (submit_environment): nothing else of kdispatch's,
-  // so no API key, reaches sbatch or the job. Not --export=NONE: the node would then load the
-  // user's login environment (`su - USER -c env`) before each job, half a second on a quiet host.
+  // --export=ALL of sbatch's environment, PATH and the Slurm variables alone: nothing else of
+  // kdispatch's, so no API key, reaches sbatch or the job. Not --export=NONE: the node would then
+  // load the user's login environment (`su - USER -c env`) before each job, half a second on a
+  // quiet host.
   std::vector<std::string> argv = {"sbatch", "--parsable", "--export=ALL", "--no-requeue"};
   if (!req.name.empty()) argv.push_back("--job-name=" + req.name);
   if (!req.partition.empty()) argv.push_back("--partition=" + req.partition);
@@ -243,8 +232,7 @@ std::string Client::submit(const SubmitRequest& req) {
   std::string about = "script " + quote(req.script.string());
   if (!req.partition.empty()) about += ", partition " + quote(req.partition);
   if (!req.gres.empty()) about += ", gres " + quote(req.gres);
-  const auto env = submit_environment();
-  Output r = run(argv, about, false, &env);
+  Output r = run(argv, about, false, /*slurm_env_only=*/true);
   // --parsable: "<id>" or "<id>;<cluster>".
   std::string out(trim(r.out));
   std::string id = out.substr(0, out.find(';'));
@@ -424,7 +412,7 @@ std::optional<JobStatus> Watcher::wait(
 bool Watcher::notice_done_files(std::unique_lock<std::mutex>& lock) {
   std::vector<std::pair<std::string, fs::path>> look;
   for (const auto& [id, w] : watched_)
-    if (!w.final && !w.done_seen && !w.done_file.empty()) look.emplace_back(id, w.done_file);
+    if (w.awaits_done_file()) look.emplace_back(id, w.done_file);
   if (look.empty()) return false;
   // Unlocked: a slow file system holds up this thread, never the waiters.
   lock.unlock();
@@ -481,9 +469,8 @@ void Watcher::poll_loop() {
       ending = ending || (w.done_seen && !w.final && now - *w.done_seen < kEndingWindow);
     const auto next = now + (ending ? 2 * kDoneFileCheck : interval_);
     while (!stopping_ && std::chrono::steady_clock::now() < next && !notice_done_files(lock)) {
-      const bool looking = std::any_of(watched_.begin(), watched_.end(), [](const auto& e) {
-        return !e.second.final && !e.second.done_seen && !e.second.done_file.empty();
-      });
+      const bool looking = std::any_of(watched_.begin(), watched_.end(),
+                                       [](const auto& e) { return e.second.awaits_done_file(); });
       poll_cv_.wait_until(
           lock, looking ? std::min(next, std::chrono::steady_clock::now() + kDoneFileCheck) : next,
           [this] { return stopping_; });

@@ -4,9 +4,10 @@
 // reading a partition's nodes and GRES. Every command runs with a deadline (common/subprocess.h);
 // a failure is a kd::Error naming the command and quoting Slurm's stderr.
 //
-// No secret reaches a job: sbatch runs with --export=NONE, so a job's environment is Slurm's own
-// (its SLURM_* variables) plus what its script sets. Jobs are submitted with --no-requeue: a job
-// whose node fails ends as NODE_FAIL (an error with Slurm's reason) instead of running twice.
+// No secret reaches a job: sbatch runs with PATH and the SLURM_*/SBATCH_* variables alone and
+// --export=ALL, so a job's environment is those, Slurm's own variables and what its script sets.
+// Jobs are submitted with --no-requeue: a job whose node fails ends as NODE_FAIL (an error with
+// Slurm's reason) instead of running twice.
 //
 // The Watcher is the one poller for every job in flight: no thread or process per job.
 #pragma once
@@ -101,12 +102,11 @@ class Client {
     std::string out, err;
   };
   // Runs a Slurm command within the deadline; throws naming it (and `about`, e.g. the script)
-  // when it cannot run, times out, or exits non-zero and `may_fail` is false. The command
-  // inherits kdispatch's environment plus options_.env, or has `only_env` alone.
+  // when it cannot run, times out, or exits non-zero and `may_fail` is false. The command has
+  // kdispatch's environment plus options_.env; with `slurm_env_only`, only their PATH, SLURM_*
+  // and SBATCH_* variables (sbatch's, which a job inherits).
   Output run(const std::vector<std::string>& argv, const std::string& about, bool may_fail = false,
-             const std::map<std::string, std::string>* only_env = nullptr);
-  // sbatch's environment, which the job inherits: PATH and the Slurm client's variables.
-  std::map<std::string, std::string> submit_environment() const;
+             bool slurm_env_only = false);
 
   ClientOptions options_;
   std::mutex jobcomp_mu_;
@@ -147,6 +147,7 @@ class Watcher {
     std::optional<JobStatus> final;
     std::filesystem::path done_file;
     std::optional<std::chrono::steady_clock::time_point> done_seen;  // when it appeared
+    bool awaits_done_file() const { return !final && !done_seen && !done_file.empty(); }
   };
   void poll_loop();
   // Marks the watched jobs whose done file appeared; true when one did. Called with `lock` (on
