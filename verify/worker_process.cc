@@ -66,14 +66,19 @@ pid_t host_pid_of(pid_t root, long inner) {
   return 0;
 }
 
-// False once `pid` has ended, reaped or not (a zombie's parent may never reap it).
-bool process_lives(pid_t pid) {
+// The fields of /proc/PID/stat after the process's name (state first); "" for no such process.
+// The name is skipped by its last ')', as it may hold spaces and parentheses.
+std::string stat_fields(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const auto close = text.rfind(')');
-  if (close == std::string::npos || close + 2 >= text.size()) return false;
-  const char state = text[close + 2];
-  return state != 'Z' && state != 'X';
+  return close == std::string::npos || close + 2 > text.size() ? "" : text.substr(close + 2);
+}
+
+// False once `pid` has ended, reaped or not (a zombie's parent may never reap it).
+bool process_lives(pid_t pid) {
+  const std::string f = stat_fields(pid);
+  return !f.empty() && f[0] != 'Z' && f[0] != 'X';
 }
 
 }  // namespace
@@ -106,11 +111,7 @@ double box_cpu_seconds_with_exited(pid_t root) {
   static const double tick = double(::sysconf(_SC_CLK_TCK));
   double total = 0;
   for (pid_t p : process_tree(root)) {
-    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close == std::string::npos || close + 2 > text.size()) continue;
-    std::istringstream fields(text.substr(close + 2));
+    std::istringstream fields(stat_fields(p));
     std::vector<std::string> f;
     for (std::string x; fields >> x && f.size() < 15;)
       f.push_back(x);
