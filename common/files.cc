@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "common/errors.h"
@@ -63,10 +64,17 @@ namespace {
 
 // Writes a temporary sibling (synced when `durable`) and renames it over `path`.
 void write_and_rename(const std::filesystem::path& path, std::string_view data, bool durable) {
+  // A name of this call's own, created afresh: two threads writing one path never share (and
+  // truncate) a temporary file, and nothing planted under the name is followed.
+  static std::atomic<unsigned long> seq{0};
   std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(seq.fetch_add(1));
   {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int raw = ::open(tmp.c_str(), flags, 0644);
+    if (raw < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0)  // a crashed writer's
+      raw = ::open(tmp.c_str(), flags, 0644);
+    Fd fd(raw);
     if (fd.get() < 0) throw_sys("open", quote(tmp.string()), errno);
     write_all(fd.get(), data, quote(tmp.string()));
     if (durable && ::fsync(fd.get()) != 0) throw_sys("fsync", quote(tmp.string()), errno);

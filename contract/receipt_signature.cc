@@ -101,18 +101,25 @@ std::string load_or_create_signing_key(const fs::path& path) {
     if (k < 0) throw_sys("getrandom", path.string(), errno);
     got += std::size_t(k);
   }
-  // O_EXCL: two dispatchers making the key at once keep the first one's.
-  const fs::path tmp = path.string() + ".new";
+  // A temporary file of this call's own (mkstemp: 0600, O_EXCL), then link: two verifications
+  // or dispatchers making the key at once keep the first one's, and none truncates another's.
+  std::string tmp = path.string() + ".new.XXXXXX";
   {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd) throw_sys("open", tmp.string(), errno);
-    if (::write(fd.get(), key.data(), key.size()) != ssize_t(key.size()))
-      throw_sys("write", tmp.string(), errno);
-    if (::fsync(fd.get()) != 0) throw_sys("fsync", tmp.string(), errno);
+    UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd) throw_sys("mkostemp", tmp, errno);
+    const char* failed = ::write(fd.get(), key.data(), key.size()) != ssize_t(key.size()) ? "write"
+                         : ::fsync(fd.get()) != 0                                         ? "fsync"
+                                                                                          : nullptr;
+    const int err = errno;
+    if (failed) {
+      ::unlink(tmp.c_str());
+      throw_sys(failed, tmp, err);
+    }
   }
-  if (::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST)
-    throw_sys("link", tmp.string() + " -> " + path.string(), errno);
+  const bool linked = ::link(tmp.c_str(), path.c_str()) == 0 || errno == EEXIST;
+  const int err = errno;
   ::unlink(tmp.c_str());
+  if (!linked) throw_sys("link", tmp + " -> " + path.string(), err);
   return *load_signing_key(path);
 }
 

@@ -1,7 +1,11 @@
 #include "contract/receipt_signature.h"
 
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
+#include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/files.h"
@@ -57,6 +61,36 @@ TEST(ReceiptSignature, KeyIsMadeOncePrivateAndReused) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   write_file_atomic(path, "short");
   EXPECT_THROW(load_signing_key(path), kd::Error);
+}
+
+// Verifications of one campaign start at once and each loads the run root's key: the first to
+// make it wins, every one of them gets that key, and none fails or leaves a temporary file.
+TEST(ReceiptSignature, KeyMadeByManyAtOnceIsOneKey) {
+  for (int round = 0; round < 50; ++round) {
+    test::TempDir dir;
+    const auto path = signing_key_path(dir.path());
+    std::vector<std::string> keys(8);
+    std::vector<std::string> errors(keys.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < keys.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          keys[i] = load_or_create_signing_key(path);
+        } catch (const kd::Error& e) {
+          errors[i] = e.what();
+        }
+      });
+    for (auto& t : threads)
+      t.join();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(errors[i], "") << "round " << round;
+      ASSERT_EQ(keys[i], *load_signing_key(path)) << "round " << round << ", caller " << i;
+    }
+    size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(path.parent_path()))
+      files += e.is_regular_file();
+    ASSERT_EQ(files, 1u) << "round " << round;
+  }
 }
 
 }  // namespace
