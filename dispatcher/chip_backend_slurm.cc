@@ -73,64 +73,23 @@ class SlurmChips : public ChipBackend {
 
   verify::ChipRun run(const ChipTask& t,
                       const std::function<void(const std::string&)>& on_start) override {
+    bool declined = false;
     if (!t.in_flight.empty()) {
       // An earlier process's job for this very work: awaited if it still runs, collected if it
       // ended; never submitted twice.
       const json& prior = t.in_flight.front();
-      return collect(t, prior, await(prior), on_start);
+      if (auto run = collect(t, prior, await(prior), on_start)) return *run;
+      declined = true;
     }
-    const fs::path dir = job_dir(t);
-    ChipJobFile f;
-    f.experiment = t.experiment;
-    f.purpose = t.purpose;
-    f.job = t.job;
-    f.chip_env = s_.chip_env;
-    f.chip_kind = s_.kind;
-    f.devices = s_.devices;
-    f.avoid_chip = t.avoid_chip;
-    f.result = dir / "result.json";
-    if (first_job_of(t.run_dir)) {
-      f.marker = dir.parent_path() / ".shared-storage-marker";
-      f.marker_token = random_token();
-      write_file_atomic(*f.marker, f.marker_token + "\n");
+    // Slurm cannot exclude one GRES index. Where a node has two chips or more, a verification
+    // asks for one, which the node declines when it is the author's last; then for two, and the
+    // node uses the one that is not. Two chips held for the whole measurement would double the
+    // verifications' demand on the partition.
+    const bool avoid = !t.avoid_chip.empty() && chips_per_node() >= 2;
+    if (avoid && !declined) {
+      if (auto run = submit(t, 1, true, on_start)) return *run;
     }
-    write_file_atomic(dir / "job.json", chip_job_json(f).dump(2) + "\n");
-    const fs::path script = dir / "job.sh";
-    write_file_atomic(script, "#!/bin/sh\nexec " + shell_quote(kdispatch_.string()) + " chip-job " +
-                                  shell_quote((dir / "job.json").string()) + "\n");
-    if (::chmod(script.c_str(), 0755) != 0) throw_sys("chmod", quote(script.string()), errno);
-
-    slurm::SubmitRequest q;
-    q.name = "kd-" + t.purpose + "-" + t.experiment;
-    std::replace(q.name.begin(), q.name.end(), '/', '-');
-    q.partition = s_.partition;
-    // Slurm cannot exclude one GRES index: a verification asks for two chips where a node has
-    // them and the node side uses the one that is not the author's (docs/slurm.md).
-    const int chips = !t.avoid_chip.empty() && chips_per_node() >= 2 ? 2 : 1;
-    q.gres = s_.gres_name + ":" + std::to_string(chips);
-    q.script = script;
-    q.output = dir / "job.out";
-    q.chdir = dir;
-    q.time_limit_minutes = s_.time_limit_minutes;
-    q.extra_args = s_.sbatch_args;
-    const std::string id = client_.submit(q);
-    json submitted = {{"job_id", id},
-                      {"purpose", t.purpose},
-                      {"dir", dir.string()},
-                      {"result", f.result.string()},
-                      {"gres", q.gres},
-                      {"avoid_chip", t.avoid_chip},
-                      {"partition", s_.partition}};
-    if (!t.call_id.empty()) {
-      submitted["call_id"] = t.call_id;
-      submitted["argv"] = t.job.request.argv;
-    }
-    if (t.record) t.record(rec::kJobSubmitted, submitted);
-    {
-      std::lock_guard lock(mu_);
-      in_flight_.insert(id);
-    }
-    return collect(t, submitted, await(submitted), on_start);
+    return *submit(t, avoid ? 2 : 1, false, on_start);
   }
 
   void settle(const std::vector<json>& in_flight) override {
@@ -156,6 +115,63 @@ class SlurmChips : public ChipBackend {
   bool is_slurm() const override { return true; }
 
  private:
+  // Submits the task as a job asking for `chips` chips and collects it; nullopt when the node
+  // declined it (`decline_avoided`: given only the chip to avoid).
+  std::optional<verify::ChipRun> submit(const ChipTask& t, int chips, bool decline_avoided,
+                                        const std::function<void(const std::string&)>& on_start) {
+    const fs::path dir = job_dir(t);
+    ChipJobFile f;
+    f.experiment = t.experiment;
+    f.purpose = t.purpose;
+    f.job = t.job;
+    f.chip_env = s_.chip_env;
+    f.chip_kind = s_.kind;
+    f.devices = s_.devices;
+    f.avoid_chip = t.avoid_chip;
+    f.decline_avoided = decline_avoided;
+    f.result = dir / "result.json";
+    if (first_job_of(t.run_dir)) {
+      f.marker = dir.parent_path() / ".shared-storage-marker";
+      f.marker_token = random_token();
+      write_file_atomic(*f.marker, f.marker_token + "\n");
+    }
+    write_file_atomic(dir / "job.json", chip_job_json(f).dump(2) + "\n");
+    const fs::path script = dir / "job.sh";
+    write_file_atomic(script, "#!/bin/sh\nexec " + shell_quote(kdispatch_.string()) + " chip-job " +
+                                  shell_quote((dir / "job.json").string()) + "\n");
+    if (::chmod(script.c_str(), 0755) != 0) throw_sys("chmod", quote(script.string()), errno);
+
+    slurm::SubmitRequest q;
+    q.name = "kd-" + t.purpose + "-" + t.experiment;
+    std::replace(q.name.begin(), q.name.end(), '/', '-');
+    q.partition = s_.partition;
+    q.gres = s_.gres_name + ":" + std::to_string(chips);
+    q.script = script;
+    q.output = dir / "job.out";
+    q.chdir = dir;
+    q.time_limit_minutes = s_.time_limit_minutes;
+    q.extra_args = s_.sbatch_args;
+    const std::string id = client_.submit(q);
+    json submitted = {{"job_id", id},
+                      {"purpose", t.purpose},
+                      {"dir", dir.string()},
+                      {"result", f.result.string()},
+                      {"gres", q.gres},
+                      {"avoid_chip", t.avoid_chip},
+                      {"partition", s_.partition}};
+    if (decline_avoided) submitted["decline_avoided"] = true;
+    if (!t.call_id.empty()) {
+      submitted["call_id"] = t.call_id;
+      submitted["argv"] = t.job.request.argv;
+    }
+    if (t.record) t.record(rec::kJobSubmitted, submitted);
+    {
+      std::lock_guard lock(mu_);
+      in_flight_.insert(id);
+    }
+    return collect(t, submitted, await(submitted), on_start);
+  }
+
   fs::path job_dir(const ChipTask& t) {
     static std::atomic<unsigned> seq{0};
     std::string stamp = utc_now_rfc3339();
@@ -209,8 +225,10 @@ class SlurmChips : public ChipBackend {
     return *st;
   }
 
-  verify::ChipRun collect(const ChipTask& t, const json& submitted, const slurm::JobStatus& st,
-                          const std::function<void(const std::string&)>& on_start) {
+  // The ended job's run, or nullopt when the node declined it as it was asked to.
+  std::optional<verify::ChipRun> collect(const ChipTask& t, const json& submitted,
+                                         const slurm::JobStatus& st,
+                                         const std::function<void(const std::string&)>& on_start) {
     const std::string id = submitted.value("job_id", "");
     {
       std::lock_guard lock(mu_);
@@ -231,12 +249,17 @@ class SlurmChips : public ChipBackend {
     json finished = {{"job_id", id},        {"purpose", t.purpose},      {"state", st.state},
                      {"reason", st.reason}, {"exit_code", st.exit_code}, {"node", st.node}};
     if (r) {
-      finished["chip"] = r->chip;
+      if (!r->declined) finished["chip"] = r->chip;
       finished["given"] = r->given;
       finished["duration_s"] = r->duration_s;
+      if (r->declined) finished["declined"] = true;
     }
     if (t.record) t.record(rec::kJobFinished, finished);
     const std::string what = "Slurm job " + id + " (" + t.purpose + " of " + t.experiment + ")";
+    if (r && r->declined && r->error.empty()) {
+      if (submitted.value("decline_avoided", false)) return std::nullopt;
+      r->error = "declined a chip it was not asked to decline";
+    }
     if (r && r->error.empty()) {
       on_start(r->chip);
       return r->run;

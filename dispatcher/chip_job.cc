@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -73,13 +74,14 @@ json chip_job_json(const ChipJobFile& f) {
   }
   if (f.job.measure) j["measure"] = verify::measure_job_json(*f.job.measure);
   if (f.marker) j["marker"] = {{"path", *f.marker}, {"token", f.marker_token}};
+  if (f.decline_avoided) j["decline_avoided"] = true;
   return j;
 }
 
 ChipJobFile chip_job_from_json(const json& j, const std::string& where) {
   JsonObjectReader r(j, where);
   r.allow_only({"experiment", "purpose", "box", "request", "chip_env", "chip_kind", "devices",
-                "avoid_chip", "result", "measure", "marker"});
+                "avoid_chip", "decline_avoided", "result", "measure", "marker"});
   ChipJobFile f;
   f.experiment = r.string("experiment");
   f.purpose = r.choice("purpose", {"run_on_chip", "verify"});
@@ -91,6 +93,9 @@ ChipJobFile chip_job_from_json(const json& j, const std::string& where) {
   f.chip_kind = r.choice("chip_kind", {"tpu", "gpu", "cpu"});
   f.devices = r.strings("devices", true);
   f.avoid_chip = r.raw().value("avoid_chip", "");
+  f.decline_avoided = r.boolean_or("decline_avoided", false);
+  if (f.decline_avoided && f.avoid_chip.empty())
+    throw Error(where + ": decline_avoided needs avoid_chip");
   f.result = r.absolute_path("result");
   if (r.has("measure"))
     f.job.measure = verify::measure_job_from_json(r.at("measure"), where + ": measure");
@@ -110,14 +115,15 @@ json chip_job_result_json(const ChipJobResult& r) {
             {"started_at", r.started_at},
             {"finished_at", r.finished_at},
             {"error", r.error}};
+  if (r.declined) j["declined"] = true;
   if (r.run.parent) j["parent"] = verify::parent_measurement_json(*r.run.parent);
   return j;
 }
 
 ChipJobResult chip_job_result_from_json(const json& j, const std::string& where) {
   JsonObjectReader r(j, where);
-  r.allow_only(
-      {"chip", "given", "result", "duration_s", "started_at", "finished_at", "error", "parent"});
+  r.allow_only({"chip", "given", "result", "duration_s", "started_at", "finished_at", "error",
+                "declined", "parent"});
   ChipJobResult out;
   out.error = r.raw().value("error", "");
   out.chip = r.raw().value("chip", "");
@@ -125,7 +131,8 @@ ChipJobResult chip_job_result_from_json(const json& j, const std::string& where)
   out.started_at = r.raw().value("started_at", "");
   out.finished_at = r.raw().value("finished_at", "");
   out.duration_s = r.number("duration_s", 0, 1e9);
-  if (!out.error.empty()) return out;
+  out.declined = r.boolean_or("declined", false);
+  if (!out.error.empty() || out.declined) return out;
   out.run.chip = out.chip;
   out.run.result = sandbox::run_result_from_json(r.at("result"), where + ": result");
   if (r.has("parent"))
@@ -179,13 +186,16 @@ int run_chip_job_file(const fs::path& job_file) {
     if (out.given.empty())
       throw Error("Slurm gave this job no chip: none of SLURM_STEP_GPUS, SLURM_JOB_GPUS, " +
                   f.chip_env + " is set (does the partition's GRES export an index?)");
-    out.chip = out.given.front();
-    for (const auto& c : out.given) {
-      if (c != f.avoid_chip) {
-        out.chip = c;
-        break;
-      }
+    const auto other = std::find_if(out.given.begin(), out.given.end(),
+                                    [&](const std::string& c) { return c != f.avoid_chip; });
+    if (other == out.given.end() && f.decline_avoided) {
+      out.declined = true;
+      std::fprintf(stderr, "kdispatch chip-job: given only %s, the author's last chip: declined\n",
+                   f.avoid_chip.c_str());
+      finish();
+      return 0;
     }
+    out.chip = other != out.given.end() ? *other : out.given.front();
     const std::string index = out.chip.substr(out.chip.rfind(':') + 1);
     contract::Chip chip{out.chip, f.chip_kind, "", {{f.chip_env, index}}, {}};
     for (const auto& d : f.devices)

@@ -27,6 +27,9 @@ struct ChipJobFile {
   std::vector<std::string> devices;
   // A job given two chips uses the one that is not this ("<node>:<index>"): the author's last.
   std::string avoid_chip;
+  // A one-chip try of a verification: given only `avoid_chip`, the job does no work and says so
+  // (ChipJobResult::declined), and the dispatcher asks again for two chips.
+  bool decline_avoided = false;
   // The shared-storage check of a run's first job: the file must hold the token.
   std::optional<std::filesystem::path> marker;
   std::string marker_token;
@@ -45,6 +48,8 @@ struct ChipJobResult {
   double duration_s = 0;
   std::string started_at, finished_at;
   std::string error;
+  // Given only the chip to avoid under `decline_avoided`: nothing ran, `chip` is empty.
+  bool declined = false;
 };
 
 nlohmann::json chip_job_result_json(const ChipJobResult& r);

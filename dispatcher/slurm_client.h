@@ -75,8 +75,8 @@ JobStatus status_from_key_values(const std::map<std::string, std::string>& field
 class Client {
  public:
   explicit Client(ClientOptions options = {});
-  // sbatch --parsable --export=NONE --no-requeue; throws kd::Error naming sbatch, the script and
-  // Slurm's stderr. Returns the job id.
+  // sbatch --parsable --export=ALL --no-requeue, with the environment of the comment above;
+  // throws kd::Error naming sbatch, the script and Slurm's stderr. Returns the job id.
   std::string submit(const SubmitRequest& request);
   // One `squeue --json` (it ignores -j in 22.05: filtered here); ids it no longer lists:
   // `scontrol show job -d -o ID`, then the jobcomp file if configured; still nothing:

@@ -91,6 +91,35 @@ TEST(ChipJob, TwoChipsGivenUsesTheOneThatIsNotTheAuthors) {
   EXPECT_EQ(env.result().chip, "n7:1");
 }
 
+// A verification's one-chip try: given only the author's chip, nothing runs and the result
+// says declined; given another chip, it runs there as usual.
+TEST(ChipJob, AOneChipTryGivenTheAuthorsChipDeclinesWithoutRunning) {
+  JobEnv env;
+  ChipJobFile f = env.job();
+  f.avoid_chip = "n7:1";
+  f.decline_avoided = true;
+  auto r = env.run(f, "1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("given only n7:1, the author's last chip: declined"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(env.result().declined);
+  EXPECT_EQ(env.result().error, "");
+  EXPECT_EQ(env.result().chip, "");
+  EXPECT_EQ(env.result().given, (std::vector<std::string>{"n7:1"}));
+  EXPECT_EQ(env.result().run.result.out, "");  // nothing ran
+
+  ASSERT_EQ(env.run(f, "2").exit_code, 0);
+  EXPECT_FALSE(env.result().declined);
+  EXPECT_EQ(env.result().chip, "n7:2");
+  EXPECT_EQ(env.result().run.result.out, "chip=2\n");
+
+  // Without the flag the author's chip is used when it is all Slurm gave (one chip per node).
+  f.decline_avoided = false;
+  ASSERT_EQ(env.run(f, "1").exit_code, 0);
+  EXPECT_FALSE(env.result().declined);
+  EXPECT_EQ(env.result().chip, "n7:1");
+}
+
 TEST(ChipJob, ANodeThatDoesNotSeeTheMarkerRefuses) {
   JobEnv env;
   ChipJobFile f = env.job();
@@ -127,6 +156,15 @@ TEST(ChipJob, JobFilesAreReadStrictly) {
     ADD_FAILURE() << "an unknown field was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "job.json: unknown field \"api_key\"");
+  }
+  // Declining needs the chip to decline.
+  j = chip_job_json(env.job());
+  j["decline_avoided"] = true;
+  try {
+    chip_job_from_json(j, "job.json");
+    ADD_FAILURE() << "decline_avoided without avoid_chip was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "job.json: decline_avoided needs avoid_chip");
   }
   // No key of kdispatch's environment is in a job file: only the box's own request env.
   EXPECT_EQ(chip_job_json(env.job()).dump().find("API_KEY"), std::string::npos);

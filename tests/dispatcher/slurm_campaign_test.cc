@@ -16,6 +16,7 @@
 #include "common/files.h"
 #include "common/text.h"
 #include "common/time.h"
+#include "dispatcher/slurm_client.h"
 #include "examples/example_wiki.h"
 #include "tests/dispatcher/campaign_env.h"
 #include "tests/support/example_env.h"
@@ -86,7 +87,13 @@ TEST(SlurmCampaign, HonestAuthorThroughSlurmEndsAsLocally) {
     purposes.insert(j["purpose"].get<std::string>());
     ASSERT_TRUE(j.contains("finished")) << j.dump();
     EXPECT_EQ(j["finished"]["state"], "COMPLETED") << j.dump();
-    const std::string chip = j["finished"]["chip"];
+    // A verification's one-chip try given the author's chip ran nothing and names no chip.
+    const bool declined = j["finished"].value("declined", false);
+    EXPECT_EQ(declined,
+              j["finished"]["given"] == json::array({outcome["environment"]["author_last_chip"]}) &&
+                  j.value("decline_avoided", false))
+        << j.dump();
+    const std::string chip = declined ? j["finished"]["given"][0] : j["finished"]["chip"];
     EXPECT_EQ(chip.rfind("kd1:", 0), 0u) << chip;
     auto done = test::finished_job(j["job_id"]);
     ASSERT_TRUE(done.has_value()) << j.dump();
@@ -100,6 +107,74 @@ TEST(SlurmCampaign, HonestAuthorThroughSlurmEndsAsLocally) {
   // The chip reached the transcript: run_on_chip's result names it.
   EXPECT_NE(read_file(env.run_dir() / "author/transcript.jsonl").find("(Slurm)"),
             std::string::npos);
+}
+
+// Slurm cannot exclude one GRES index, so a verification asks for one chip and declines it when
+// it is the author's last. Here another job holds three of the node's four chips: the author's
+// run_on_chip gets the fourth, the verification's one-chip try is given that same chip and runs
+// nothing, and its second job, for two chips, runs on the one that is not the author's.
+TEST(SlurmCampaign, AVerificationGivenTheAuthorsChipDeclinesItAndAsksForTwo) {
+  KD_REQUIRE_SLURM();
+  test::ExampleEnv env;
+  use_slurm(env);
+  dispatcher::slurm::Client slurm;
+  dispatcher::slurm::SubmitRequest hold;
+  hold.name = "kd-test-hold";
+  hold.gres = "gpu:tpu:3";
+  hold.script = env.root / "hold.sh";
+  write_file_atomic(hold.script, "#!/bin/sh\nsleep 300\n");
+  fs::permissions(hold.script, fs::perms::owner_all);
+  hold.output = env.root / "hold.out";
+  hold.chdir = env.root;
+  hold.time_limit_minutes = 10;
+  const std::string holder = slurm.submit(hold);
+  struct Cancel {
+    dispatcher::slurm::Client& c;
+    std::string id;
+    ~Cancel() { c.cancel({id}); }
+  } cancel_holder{slurm, holder};
+  for (int i = 0;
+       i < 1200 && slurm.query({holder}).at(holder).phase == dispatcher::slurm::Phase::Pending; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(slurm.query({holder}).at(holder).phase, dispatcher::slurm::Phase::Running);
+
+  test::Child child = test::spawn_kdispatch(
+      {"run", "--wiki", env.wiki.string(), "--provider", "fake", "--script",
+       test::ExampleEnv::script("honest-author.json"), "--chips", env.chips.string(), "--run-root",
+       env.runs.string(), "--tool-dir", env.tools.string()},
+      env.root / "run");
+  bool declined = false;
+  for (int i = 0; i < 4800 && !declined && child.running(); ++i) {
+    for (const json& r : env.records_or_empty("job_finished"))
+      declined = declined || r["data"].value("declined", false);
+    if (!declined) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(declined) << read_file(child.err);
+  slurm.cancel({holder});  // the two-chip job needs a second chip
+  const int status = child.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status << read_file(child.err);
+  EXPECT_EQ(WEXITSTATUS(status), env.run_exit_for_verdict()) << read_file(child.err);
+
+  const json where = env.outcome()["environment"];
+  const std::string author_chip = where["author_last_chip"];
+  std::vector<json> verifies;
+  for (const json& j : jobs_of(env, "rms-norm/v002"))
+    if (j["purpose"] == "verify") verifies.push_back(j);
+  std::sort(verifies.begin(), verifies.end(), [](const json& a, const json& b) {
+    return std::stoi(a["job_id"].get<std::string>()) < std::stoi(b["job_id"].get<std::string>());
+  });
+  ASSERT_EQ(verifies.size(), 2u);
+  EXPECT_EQ(verifies[0]["gres"], "gpu:tpu:1");
+  EXPECT_EQ(verifies[0]["finished"]["given"], json::array({author_chip})) << verifies[0].dump();
+  EXPECT_TRUE(verifies[0]["finished"].value("declined", false));
+  EXPECT_FALSE(verifies[0]["finished"].contains("chip"));
+  EXPECT_EQ(verifies[1]["gres"], "gpu:tpu:2");
+  EXPECT_FALSE(verifies[1].value("decline_avoided", false));
+  const json given = verifies[1]["finished"]["given"];
+  ASSERT_EQ(given.size(), 2u) << verifies[1].dump();
+  EXPECT_NE(verifies[1]["finished"]["chip"], author_chip);
+  EXPECT_EQ(verifies[1]["finished"]["chip"], where["verifier_chip"]);
+  EXPECT_NE(env.outcome()["verdict"], "invalid");
 }
 
 TEST(SlurmCampaign, CheatingAuthorThroughSlurmIsInvalid) {
@@ -116,8 +191,9 @@ TEST(SlurmCampaign, CheatingAuthorThroughSlurmIsInvalid) {
 }
 
 // kill -9 of kdispatch right after it journalled a job (the author's first run_on_chip, or the
-// verification's, after the author's two): the job runs on without it; --resume awaits it and
-// collects its result instead of submitting it again.
+// verification's first, after the author's two): the job runs on without it; --resume awaits it
+// and collects its result instead of submitting it again (a verification's one-chip try that
+// the node declined is followed by the two-chip job, as without the kill).
 class SlurmResume : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SlurmResume, Kill9WhileAJobRunsThenResumeCollectsIt) {
@@ -138,11 +214,20 @@ TEST_P(SlurmResume, Kill9WhileAJobRunsThenResumeCollectsIt) {
   EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
   EXPECT_EQ(env.records("verdict").size(), 1u);
   jobs = jobs_of(env, "rms-norm/v002");
-  EXPECT_EQ(jobs.size(), 3u) << "two run_on_chip jobs and a verification, none submitted again";
+  size_t ran = 0, declined = 0;
   for (const json& j : jobs) {
     ASSERT_TRUE(j.contains("finished")) << j.dump();
     EXPECT_EQ(j["finished"]["state"], "COMPLETED") << j.dump();
+    // The verification's one-chip try, where Slurm gave it the author's chip, ran nothing.
+    if (j["finished"].value("declined", false)) {
+      EXPECT_EQ(j["purpose"], "verify") << j.dump();
+      ++declined;
+    } else {
+      ++ran;
+    }
   }
+  EXPECT_EQ(ran, 3u) << "two run_on_chip jobs and a verification, none submitted again";
+  EXPECT_LE(declined, 1u);
   EXPECT_TRUE(env.outcome()["receipt"]["ok"].get<bool>()) << env.outcome().dump(2);
 }
 
@@ -273,11 +358,21 @@ TEST(SlurmCampaign, FourFamiliesOnFourChipsNeverShareAChip) {
     std::string what;
   };
   std::map<std::string, std::vector<Span>> by_chip;
+  std::map<std::string, std::string> declined;  // family -> the one chip its try was given
   size_t jobs = 0;
   for (const auto& e : fs::recursive_directory_iterator(env.runs)) {
     if (e.path().filename() != "result.json") continue;
     const json res = json::parse(read_file(e.path()));
     ASSERT_EQ(res["error"], "") << e.path();
+    if (res.value("declined", false)) {
+      // A verification's one-chip try that Slurm gave the author's chip: it ran nothing.
+      const std::string job = e.path().parent_path().filename().string();
+      EXPECT_EQ(job.rfind("verify-", 0), 0u) << e.path();
+      ASSERT_EQ(res["given"].size(), 1u) << e.path();
+      declined[e.path().parent_path().parent_path().parent_path().filename().string()] =
+          res["given"][0];
+      continue;
+    }
     by_chip[res["chip"]].push_back({*parse_rfc3339(res["started_at"].get<std::string>()),
                                     *parse_rfc3339(res["finished_at"].get<std::string>()),
                                     e.path().parent_path().string()});
@@ -299,6 +394,9 @@ TEST(SlurmCampaign, FourFamiliesOnFourChipsNeverShareAChip) {
     const json where = outcome["environment"];
     EXPECT_FALSE(where["author_last_chip"].get<std::string>().empty()) << where.dump();
     EXPECT_NE(where["verifier_chip"], where["author_last_chip"]) << fam << ": " << where.dump();
+    if (auto d = declined.find(fam + "-v001"); d != declined.end()) {
+      EXPECT_EQ(d->second, where["author_last_chip"]) << fam << " declined another chip";
+    }
     // The command's own log names the chip Slurm gave its job.
     const std::string log =
         read_file(env.wiki / "raw/profiles/example" / (fam + "-v001") / "author/chip.log");
