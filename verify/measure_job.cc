@@ -1,5 +1,6 @@
 #include "verify/measure_job.h"
 
+#include <chrono>
 #include <exception>
 #include <future>
 #include <memory>
@@ -103,6 +104,7 @@ void check_workers(const MeasureJob& job) {
 
 ParentMeasurement run_measure_job(const MeasureJob& job, const contract::Chip& chip) {
   check_workers(job);
+  const auto t0 = std::chrono::steady_clock::now();
   // The two boxes are built at once; a box that cannot be built throws here, as it would alone.
   std::vector<std::future<std::unique_ptr<Worker>>> starting;
   for (WorkerSpec w : job.workers) {
@@ -136,6 +138,7 @@ ParentMeasurement run_measure_job(const MeasureJob& job, const contract::Chip& c
     log += "== " + w->name() + " worker\n" + r.out + r.err + "\n" + r.to_json().dump(2) + "\n";
   }
   write_file_atomic(job.log, log);
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }
 
@@ -181,7 +184,8 @@ json parent_measurement_json(const ParentMeasurement& m) {
           {"speedup_low", m.speedup_low},
           {"speedup_high", m.speedup_high},
           {"anomalies", m.anomalies},
-          {"seed_commitment", m.seed_commitment}};
+          {"seed_commitment", m.seed_commitment},
+          {"wall_s", m.wall_s}};
 }
 
 ParentMeasurement parent_measurement_from_json(const json& j, const std::string& where) {
@@ -206,6 +210,7 @@ ParentMeasurement parent_measurement_from_json(const json& j, const std::string&
   m.speedup_high = member<double>(j, "speedup_high", where);
   m.anomalies = member<std::vector<std::string>>(j, "anomalies", where);
   m.seed_commitment = member<std::string>(j, "seed_commitment", where);
+  if (j.contains("wall_s")) m.wall_s = member<double>(j, "wall_s", where);  // since 2026-12
   return m;
 }
 

@@ -59,6 +59,9 @@ struct ParentMeasurement {
   double speedup_low = 0, speedup_high = 0;
   std::vector<std::string> anomalies;
   std::string seed_commitment;  // sha256 of the secret, which no worker ever saw
+  // The whole cross-check on the chip, from its boxes' start to its workers' end: chip time the
+  // verification spends beyond the tool's own.
+  double wall_s = 0;
   bool measured() const { return !candidate_ms.empty(); }
 };
 

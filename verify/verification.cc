@@ -421,6 +421,7 @@ class Verification {
     out["speedup"] = p.measured() ? json(p.speedup) : json();
     out["speedup_spread"] = {{"low", p.speedup_low}, {"high", p.speedup_high}};
     out["anomalies"] = p.anomalies;
+    out["wall_s"] = p.wall_s;
     out["receipt"] = (artifact_dir_ / "cross-check.json").string();
     if (p.parity_verdict != "PASS")
       out["problems"].push_back("the cross-check's parity on fresh secret inputs failed: " +

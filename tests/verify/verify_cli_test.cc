@@ -232,6 +232,8 @@ TEST(VerifyCli, ToolDisagreeingWithTheCrossCheckIsCapped) {
   // The tolerance is the parent's own spread: on a quiet host 1.01 is far outside it and the
   // verdict is capped; on a very busy one the spread may cover it and the refutation stands.
   json cc = out["measurement"]["cross_check"];
+  // Its own chip time is recorded beside the tool's.
+  EXPECT_GT(cc["wall_s"].get<double>(), 0.0) << cc.dump();
   const double ratio = cc["tool_over_parent"].get<double>();
   const double tol = cc["tolerance"].get<double>();
   const bool disagrees = ratio > 1 + tol || ratio < 1 / (1 + tol);
