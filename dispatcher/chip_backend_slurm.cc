@@ -73,15 +73,15 @@ class SlurmChips : public ChipBackend {
 
   verify::ChipRun run(const ChipTask& t,
                       const std::function<void(const std::string&)>& on_start) override {
-    // An earlier process's jobs for this very work: awaited if they still run, collected if they
-    // ended; never submitted twice. A one-chip try it saw declined is followed by the second job.
-    std::optional<verify::ChipRun> earlier;
-    for (const json& prior : t.in_flight) {
-      std::optional<verify::ChipRun> run = collect(t, prior, await(prior), on_start);
-      if (run && !earlier) earlier = std::move(run);
+    bool declined = false;
+    if (!t.in_flight.empty()) {
+      // An earlier process's job for this very work: awaited if it still runs, collected if it
+      // ended; never submitted twice. There is one at most: a declined try is journalled as
+      // finished before its second job is submitted.
+      const json& prior = t.in_flight.front();
+      if (auto run = collect(t, prior, await(prior), on_start)) return *run;
+      declined = true;
     }
-    if (earlier) return *earlier;
-    const bool declined = !t.in_flight.empty();
     // Slurm cannot exclude one GRES index. Where a node has two chips or more, a verification
     // asks for one, which the node declines when it is the author's last; then for two, and the
     // node uses the one that is not. Two chips held for the whole measurement would double the

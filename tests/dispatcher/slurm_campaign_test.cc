@@ -109,6 +109,45 @@ TEST(SlurmCampaign, HonestAuthorThroughSlurmEndsAsLocally) {
             std::string::npos);
 }
 
+// A job holding `chips` of the node's chips until release() or the end of the test, so that the
+// campaign's jobs get the rest.
+class HeldChips {
+ public:
+  HeldChips(const test::ExampleEnv& env, int chips) {
+    dispatcher::slurm::SubmitRequest hold;
+    hold.name = "kd-test-hold";
+    hold.gres = "gpu:tpu:" + std::to_string(chips);
+    hold.script = env.root / "hold.sh";
+    write_file_atomic(hold.script, "#!/bin/sh\nsleep 300\n");
+    fs::permissions(hold.script, fs::perms::owner_all);
+    hold.output = env.root / "hold.out";
+    hold.chdir = env.root;
+    hold.time_limit_minutes = 10;
+    id_ = slurm_.submit(hold);
+    for (int i = 0; i < 1200 && phase() == dispatcher::slurm::Phase::Pending; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(phase(), dispatcher::slurm::Phase::Running) << "job " << id_;
+  }
+  ~HeldChips() { release(); }
+  void release() { slurm_.cancel({id_}); }
+
+ private:
+  dispatcher::slurm::Phase phase() { return slurm_.query({id_}).at(id_).phase; }
+  dispatcher::slurm::Client slurm_;
+  std::string id_;
+};
+
+// A verification's jobs, in the order they were submitted.
+std::vector<json> verify_jobs(const test::ExampleEnv& env) {
+  std::vector<json> out;
+  for (const json& j : jobs_of(env, "rms-norm/v002"))
+    if (j["purpose"] == "verify") out.push_back(j);
+  std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
+    return std::stoi(a["job_id"].get<std::string>()) < std::stoi(b["job_id"].get<std::string>());
+  });
+  return out;
+}
+
 // Slurm cannot exclude one GRES index, so a verification asks for one chip and declines it when
 // it is the author's last. Here another job holds three of the node's four chips: the author's
 // run_on_chip gets the fourth, the verification's one-chip try is given that same chip and runs
@@ -117,27 +156,7 @@ TEST(SlurmCampaign, AVerificationGivenTheAuthorsChipDeclinesItAndAsksForTwo) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
-  dispatcher::slurm::Client slurm;
-  dispatcher::slurm::SubmitRequest hold;
-  hold.name = "kd-test-hold";
-  hold.gres = "gpu:tpu:3";
-  hold.script = env.root / "hold.sh";
-  write_file_atomic(hold.script, "#!/bin/sh\nsleep 300\n");
-  fs::permissions(hold.script, fs::perms::owner_all);
-  hold.output = env.root / "hold.out";
-  hold.chdir = env.root;
-  hold.time_limit_minutes = 10;
-  const std::string holder = slurm.submit(hold);
-  struct Cancel {
-    dispatcher::slurm::Client& c;
-    std::string id;
-    ~Cancel() { c.cancel({id}); }
-  } cancel_holder{slurm, holder};
-  for (int i = 0;
-       i < 1200 && slurm.query({holder}).at(holder).phase == dispatcher::slurm::Phase::Pending; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_EQ(slurm.query({holder}).at(holder).phase, dispatcher::slurm::Phase::Running);
-
+  HeldChips held(env, 3);
   test::Child child = test::spawn_kdispatch(
       {"run", "--wiki", env.wiki.string(), "--provider", "fake", "--script",
        test::ExampleEnv::script("honest-author.json"), "--chips", env.chips.string(), "--run-root",
@@ -150,19 +169,14 @@ TEST(SlurmCampaign, AVerificationGivenTheAuthorsChipDeclinesItAndAsksForTwo) {
     if (!declined) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   ASSERT_TRUE(declined) << read_file(child.err);
-  slurm.cancel({holder});  // the two-chip job needs a second chip
+  held.release();  // the two-chip job needs a second chip
   const int status = child.wait();
   ASSERT_TRUE(WIFEXITED(status)) << status << read_file(child.err);
   EXPECT_EQ(WEXITSTATUS(status), env.run_exit_for_verdict()) << read_file(child.err);
 
   const json where = env.outcome()["environment"];
   const std::string author_chip = where["author_last_chip"];
-  std::vector<json> verifies;
-  for (const json& j : jobs_of(env, "rms-norm/v002"))
-    if (j["purpose"] == "verify") verifies.push_back(j);
-  std::sort(verifies.begin(), verifies.end(), [](const json& a, const json& b) {
-    return std::stoi(a["job_id"].get<std::string>()) < std::stoi(b["job_id"].get<std::string>());
-  });
+  const std::vector<json> verifies = verify_jobs(env);
   ASSERT_EQ(verifies.size(), 2u);
   EXPECT_EQ(verifies[0]["gres"], "gpu:tpu:1");
   EXPECT_EQ(verifies[0]["finished"]["given"], json::array({author_chip})) << verifies[0].dump();
@@ -175,6 +189,34 @@ TEST(SlurmCampaign, AVerificationGivenTheAuthorsChipDeclinesItAndAsksForTwo) {
   EXPECT_NE(verifies[1]["finished"]["chip"], author_chip);
   EXPECT_EQ(verifies[1]["finished"]["chip"], where["verifier_chip"]);
   EXPECT_NE(env.outcome()["verdict"], "invalid");
+}
+
+// kill -9 right after the declined try's second job is journalled (the try itself journalled as
+// finished): --resume collects that job instead of asking for chips again.
+TEST(SlurmCampaign, Kill9AfterADeclinedTryResumeCollectsTheSecondJob) {
+  KD_REQUIRE_SLURM();
+  test::ExampleEnv env;
+  use_slurm(env);
+  const std::string script = test::ExampleEnv::script("honest-author.json");
+  {
+    HeldChips held(env, 3);
+    // Two run_on_chip jobs on the one free chip, the verification's try given it too, then the
+    // two-chip job, which waits for the held chips.
+    auto crashed = env.run(script, {}, {{"KDISPATCH_CRASH_AFTER", "job_submitted:4"}});
+    ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
+  }
+  auto resumed = env.run(script, {"--resume"});
+  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
+  EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
+  EXPECT_EQ(env.records("verdict").size(), 1u);
+  const std::vector<json> verifies = verify_jobs(env);
+  ASSERT_EQ(verifies.size(), 2u) << "the second job was submitted again";
+  EXPECT_TRUE(verifies[0]["finished"].value("declined", false)) << verifies[0].dump();
+  EXPECT_EQ(verifies[1]["gres"], "gpu:tpu:2");
+  EXPECT_EQ(verifies[1]["finished"]["state"], "COMPLETED") << verifies[1].dump();
+  const json where = env.outcome()["environment"];
+  EXPECT_EQ(verifies[1]["finished"]["chip"], where["verifier_chip"]);
+  EXPECT_NE(where["verifier_chip"], where["author_last_chip"]);
 }
 
 TEST(SlurmCampaign, CheatingAuthorThroughSlurmIsInvalid) {
