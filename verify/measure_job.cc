@@ -210,7 +210,8 @@ ParentMeasurement parent_measurement_from_json(const json& j, const std::string&
   m.speedup_high = member<double>(j, "speedup_high", where);
   m.anomalies = member<std::vector<std::string>>(j, "anomalies", where);
   m.seed_commitment = member<std::string>(j, "seed_commitment", where);
-  if (j.contains("wall_s")) m.wall_s = member<double>(j, "wall_s", where);  // since 2026-12
+  // Optional: a node of an older kdispatch wrote none.
+  if (j.contains("wall_s")) m.wall_s = member<double>(j, "wall_s", where);
   return m;
 }
 
