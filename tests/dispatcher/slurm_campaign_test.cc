@@ -280,12 +280,14 @@ INSTANTIATE_TEST_SUITE_P(AfterAJobIsSubmitted, SlurmResume,
                          });
 
 // A verification job cancelled from outside (scancel) is an error carrying Slurm's state, never a
-// verdict; --resume then verifies again and ends in the verdict.
+// verdict; --resume then verifies again and ends in the verdict. Another job holds every chip
+// until the cancel, so the verification (about a second's work) cannot end before it.
 TEST(SlurmCampaign, ScancelFromOutsideIsAnErrorThenResumeCompletes) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
   const std::string script = test::ExampleEnv::script("cheating-author.json");
+  HeldChips held(env, 4);
   test::Child child = test::spawn_kdispatch(
       {"run", "--wiki", env.wiki.string(), "--provider", "fake", "--script", script, "--chips",
        env.chips.string(), "--run-root", env.runs.string(), "--tool-dir", env.tools.string()},
@@ -306,6 +308,7 @@ TEST(SlurmCampaign, ScancelFromOutsideIsAnErrorThenResumeCompletes) {
   EXPECT_NE(out.find("Slurm job " + job), std::string::npos) << out;
   EXPECT_NE(out.find("CANCELLED"), std::string::npos) << out;
   EXPECT_TRUE(env.records("verdict").empty());
+  held.release();
 
   auto resumed = env.run(script, {"--resume"});
   ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
@@ -483,11 +486,13 @@ TEST(SlurmCampaign, TheFirstSignalLetsTheJobsFinish) {
 }
 
 // The second SIGTERM stops the campaign now and cancels its jobs in Slurm (scancel): the
-// verification's job ends CANCELLED instead of running on for nobody.
+// verification's job ends CANCELLED instead of running on for nobody. Another job holds every
+// chip, so the verification (about a second's work) cannot end before the signals.
 TEST(SlurmCampaign, TheSecondSignalCancelsTheCampaignsJobs) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
+  HeldChips held(env, 4);
   std::string job;
   test::Child child = run_until_verify_job(env, job);
   ASSERT_FALSE(job.empty()) << read_file(child.err);
