@@ -31,7 +31,9 @@ struct SlurmInventory {
   std::string chip_env;      // the variable a job's box sets to the chip's index
   std::string kind = "tpu";  // tpu | gpu | cpu, as a local chip's
   std::vector<std::string> devices;  // device nodes of the chip, "{index}" replaced on the node
-  double poll_interval_s = 0.5;      // one squeue for every job in flight, this often
+  // One squeue for every job in flight, this often: how soon a job that ends without a result
+  // (cancelled, failed, node down) is noticed. One that writes its result is noticed from it.
+  double poll_interval_s = 5;
   std::optional<int> time_limit_minutes;   // sbatch --time; default the partition's
   std::vector<std::string> sbatch_args;    // passed to sbatch verbatim
   std::string job_dir = "slurm-jobs";      // job files and results, under each run directory

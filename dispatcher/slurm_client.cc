@@ -21,10 +21,6 @@ bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool is_final(Phase p) {
-  return p == Phase::Succeeded || p == Phase::Failed || p == Phase::Unknown;
-}
-
 // Slurm's stderr on one line for a message: its lines joined with "; ".
 std::string one_line(std::string_view text) {
   std::string out;
@@ -97,6 +93,10 @@ const char* to_string(Phase phase) {
       return "unknown";
   }
   return "unknown";
+}
+
+bool is_final(Phase p) {
+  return p == Phase::Succeeded || p == Phase::Failed || p == Phase::Unknown;
 }
 
 Phase phase_of_state(const std::string& state) {
@@ -391,20 +391,25 @@ std::string Watcher::last_error() const {
 
 std::optional<JobStatus> Watcher::wait(
     const std::string& id, std::optional<std::chrono::steady_clock::time_point> deadline,
-    const fs::path& done_file) {
+    const fs::path& done_file, bool until_done_file) {
   std::unique_lock lock(mu_);
   if (stopping_) return std::nullopt;
   // The entry stays while this waiter holds a count on it, so the reference stays valid.
   Watched& w = watched_[id];
   ++w.waiters;
   if (!done_file.empty()) w.done_file = done_file;
+  ++joined_;
   poll_cv_.notify_one();
-  auto done = [&] { return stopping_ || w.final.has_value(); };
+  auto done = [&] {
+    return stopping_ || w.final.has_value() || (until_done_file && w.done_seen.has_value());
+  };
   if (deadline)
     waiters_cv_.wait_until(lock, *deadline, done);
   else
     waiters_cv_.wait(lock, done);
   std::optional<JobStatus> result = w.final;
+  if (!result && until_done_file && w.done_seen)
+    result = w.last.value_or(JobStatus{id, "", Phase::Running, -1, 0, "", "", ""});
   if (--w.waiters == 0) watched_.erase(id);
   return result;
 }
@@ -429,6 +434,7 @@ bool Watcher::notice_done_files(std::unique_lock<std::mutex>& lock) {
       it->second.done_seen = now;
       seen = true;
     }
+  if (seen) waiters_cv_.notify_all();  // those waiting only for the file
   return seen;
 }
 
@@ -456,7 +462,11 @@ void Watcher::poll_loop() {
     bool finished = false;
     for (auto& [id, status] : got) {
       auto it = watched_.find(id);
-      if (it == watched_.end() || it->second.final || !is_final(status.phase)) continue;
+      if (it == watched_.end() || it->second.final) continue;
+      if (!is_final(status.phase)) {
+        it->second.last = std::move(status);
+        continue;
+      }
       it->second.final = std::move(status);
       finished = true;
     }
@@ -471,9 +481,11 @@ void Watcher::poll_loop() {
     while (!stopping_ && std::chrono::steady_clock::now() < next && !notice_done_files(lock)) {
       const bool looking = std::any_of(watched_.begin(), watched_.end(),
                                        [](const auto& e) { return e.second.awaits_done_file(); });
+      // A waiter that comes meanwhile has its done file looked for from now, not next poll.
+      const std::uint64_t joined = joined_;
       poll_cv_.wait_until(
           lock, looking ? std::min(next, std::chrono::steady_clock::now() + kDoneFileCheck) : next,
-          [this] { return stopping_; });
+          [&] { return stopping_ || joined_ != joined; });
     }
   }
 }

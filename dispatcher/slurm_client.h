@@ -59,6 +59,9 @@ struct JobStatus {
   std::string reason;      // Slurm's state reason ("NodeDown", "None", ...), for error messages
 };
 
+// Succeeded, Failed or Unknown: the job will not change any more.
+bool is_final(Phase phase);
+
 // Slurm's job state word to a phase: COMPLETED succeeded; every other final state failed (a
 // script that exited non-zero is FAILED with reason NonZeroExitCode); states still to move on
 // (PENDING, RUNNING, COMPLETING, SUSPENDED, REQUEUED, ...) are Pending or Running.
@@ -128,10 +131,13 @@ class Watcher {
   // or stop() was called. `done_file`, which the job writes as its last act, is looked for
   // between polls (a stat every kDoneFileCheck): once it is there Slurm is asked at once, and
   // again every 2 x kDoneFileCheck for kEndingWindow while the job is still ending, instead of
-  // at the next interval.
+  // at the next interval. With `until_done_file` the wait also ends as soon as that file is
+  // there, with the status of the last poll (phase Running when no poll has seen the job yet):
+  // a job that goes on after writing it (a declined try holding its chip) need not end first.
   std::optional<JobStatus> wait(const std::string& id,
                                 std::optional<std::chrono::steady_clock::time_point> deadline,
-                                const std::filesystem::path& done_file = {});
+                                const std::filesystem::path& done_file = {},
+                                bool until_done_file = false);
   static constexpr std::chrono::milliseconds kDoneFileCheck{50};
   static constexpr std::chrono::milliseconds kEndingWindow{2000};
   void stop();  // the one shutdown path: wakes every waiter
@@ -145,6 +151,7 @@ class Watcher {
   struct Watched {
     int waiters = 0;
     std::optional<JobStatus> final;
+    std::optional<JobStatus> last;  // the last poll's, while not final
     std::filesystem::path done_file;
     std::optional<std::chrono::steady_clock::time_point> done_seen;  // when it appeared
     bool awaits_done_file() const { return !final && !done_seen && !done_file.empty(); }
@@ -161,6 +168,7 @@ class Watcher {
   std::condition_variable waiters_cv_;  // the waiters: a job finished, or stop
   std::map<std::string, Watched> watched_;
   bool stopping_ = false;
+  std::uint64_t joined_ = 0;  // waiters so far: a new one ends the poll thread's sleep
   std::uint64_t polls_ = 0;
   std::string last_error_;
   std::thread thread_;

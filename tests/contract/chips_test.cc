@@ -72,7 +72,7 @@ TEST(Chips, SlurmFormNeedsFourFieldsAndDefaultsTheRest) {
   EXPECT_EQ(inv.slurm->gres_name, "gpu:tpu");
   EXPECT_EQ(inv.slurm->chip_env, "TPU_VISIBLE_DEVICES");
   EXPECT_EQ(inv.slurm->kind, "tpu");
-  EXPECT_EQ(inv.slurm->poll_interval_s, 0.5);
+  EXPECT_EQ(inv.slurm->poll_interval_s, 5);
   EXPECT_FALSE(inv.slurm->time_limit_minutes.has_value());
   EXPECT_EQ(inv.slurm->job_dir, "slurm-jobs");
   EXPECT_TRUE(inv.slurm->kdispatch.empty());

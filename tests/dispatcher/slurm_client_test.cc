@@ -383,5 +383,40 @@ TEST_F(SlurmClient, AJobsDoneFileBringsTheWatchersNextPollForward) {
   EXPECT_LE(watcher.polls(), 2u + 2000 / 100) << watcher.polls();
 }
 
+// The poll thread sleeps a whole interval when no watched job has a done file to look for; a
+// waiter that comes meanwhile wakes it, and its file is looked for from then on.
+TEST_F(SlurmClient, AWaiterThatComesWhileThePollerSleepsHasItsDoneFileLookedFor) {
+  Client client;
+  Watcher watcher(client, 600s);
+  const std::string quiet = client.submit(request(dir_, "quiet", "sleep 120", ""));
+  std::thread first([&] { watcher.wait(quiet, std::nullopt); });  // no done file: a long sleep
+  while (watcher.polls() == 0)
+    std::this_thread::sleep_for(20ms);
+  const fs::path done = dir_ / "done";
+  const std::string id =
+      client.submit(request(dir_, "done", "sleep 1\ntouch " + done.string(), ""));
+  std::optional<JobStatus> s = watcher.wait(id, Clock::now() + kJobDeadline, done);
+  ASSERT_TRUE(s.has_value()) << "the poller slept through the new waiter's done file";
+  EXPECT_EQ(s->phase, Phase::Succeeded);
+  watcher.stop();
+  first.join();
+  client.cancel({quiet});
+}
+
+// With `until_done_file` the wait ends at the job's done file while the job goes on (a declined
+// try that keeps its chip); the job is still Slurm's to run.
+TEST_F(SlurmClient, AWaitUntilTheDoneFileEndsThereWhileTheJobRunsOn) {
+  Client client;
+  Watcher watcher(client, 600s);
+  const fs::path done = dir_ / "done";
+  const std::string id =
+      client.submit(request(dir_, "holds", "touch " + done.string() + "\nsleep 120", ""));
+  std::optional<JobStatus> s = watcher.wait(id, Clock::now() + kJobDeadline, done, true);
+  ASSERT_TRUE(s.has_value()) << "the done file did not end the wait";
+  EXPECT_FALSE(is_final(s->phase)) << to_string(s->phase);
+  EXPECT_EQ(client.query({id}).at(id).phase, Phase::Running);
+  client.cancel({id});
+}
+
 }  // namespace
 }  // namespace kd::dispatcher::slurm
