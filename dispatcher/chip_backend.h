@@ -35,6 +35,9 @@ struct ChipTask {
   // Slurm: this experiment's jobs of this purpose that an earlier process submitted and never
   // saw end (job_submitted data): collected or awaited instead of submitting again.
   std::vector<nlohmann::json> in_flight;
+  // Slurm: this experiment's verification tries that an earlier process saw declined (their
+  // job_submitted data): counted, and the chips those still hold are given back.
+  std::vector<nlohmann::json> declined;
   // Journals a record (job_submitted, job_finished) of the experiment.
   std::function<void(const char* type, nlohmann::json data)> record;
 };

@@ -73,29 +73,37 @@ class SlurmChips : public ChipBackend {
 
   verify::ChipRun run(const ChipTask& t,
                       const std::function<void(const std::string&)>& on_start) override {
-    bool declined = false;
+    // Slurm cannot exclude one GRES index. Where a node has two chips or more, a verification
+    // asks for one; given the author's last, the node declines it and keeps it (Held) while
+    // the next one-chip try waits for another, so that try needs one free chip, as locally.
+    // Only a third try, should the second be declined too (the first's hold ended), asks for
+    // two chips, and the node uses the one that is not the author's.
+    Held held(*this);
+    for (const json& j : t.declined)
+      held.add(j);
+    auto tried = [&](Try got) {
+      if (!got.run) held.add(got.submitted);
+      return got.run;
+    };
     if (!t.in_flight.empty()) {
       // An earlier process's job for this very work: awaited if it still runs, collected if it
-      // ended; never submitted twice. There is one at most: a declined try is journalled as
-      // finished before its second job is submitted.
-      const json& prior = t.in_flight.front();
-      if (auto run = collect(t, prior, await(prior), on_start)) return *run;
-      declined = true;
+      // ended; never submitted twice. There is one at most: a declined try is journalled
+      // before the next one is submitted.
+      if (auto run = tried(finish(t, t.in_flight.front(), on_start))) return *run;
     }
-    // Slurm cannot exclude one GRES index. Where a node has two chips or more, a verification
-    // asks for one, which the node declines when it is the author's last; then for two, and the
-    // node uses the one that is not. Two chips held for the whole measurement would double the
-    // verifications' demand on the partition.
     const bool avoid = !t.avoid_chip.empty() && chips_per_node() >= 2;
-    if (avoid && !declined) {
-      if (auto run = submit(t, 1, true, on_start)) return *run;
+    for (;;) {
+      const int chips = avoid && held.declined() >= 2 ? 2 : 1;
+      if (auto run = tried(submit(t, chips, avoid && chips == 1, held.files(), on_start)))
+        return *run;
     }
-    return *submit(t, avoid ? 2 : 1, false, on_start);
   }
 
   void settle(const std::vector<json>& in_flight) override {
+    // A try that may decline has done all it reads once its result is there, and one that
+    // declined holds its chip until the next try, which is yet to come.
     for (const json& j : in_flight)
-      await(j);
+      await(j, j.value("decline_avoided", false));
   }
 
   int parallel() override {
@@ -116,10 +124,60 @@ class SlurmChips : public ChipBackend {
   bool is_slurm() const override { return true; }
 
  private:
-  // Submits the task as a job asking for `chips` chips and collects it; nullopt when the node
-  // declined it (`decline_avoided`: given only the chip to avoid).
-  std::optional<verify::ChipRun> submit(const ChipTask& t, int chips, bool decline_avoided,
-                                        const std::function<void(const std::string&)>& on_start) {
+  // A submitted job's outcome: its run, or nullopt when the node declined it.
+  struct Try {
+    std::optional<verify::ChipRun> run;
+    json submitted;  // its job_submitted data
+  };
+
+  // The declined tries of one piece of work: how many, and the files that give back the chips
+  // those still running hold. Each file is created on every way out, in case the next try
+  // never started (a failure, a stop); its job ends within the node's 50 ms look.
+  class Held {
+   public:
+    explicit Held(SlurmChips& chips) : chips_(chips) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+      for (const auto& [id, file] : files_) {
+        try {
+          write_file_atomic(file, "");
+        } catch (const Error&) {
+          // The job gives its chip back at its bound (kHoldAtMost).
+        }
+        std::lock_guard lock(chips_.mu_);
+        chips_.in_flight_.erase(id);
+      }
+    }
+    void add(const json& submitted) {
+      ++declined_;
+      if (const std::string hold = submitted.value("hold", ""); !hold.empty())
+        files_.emplace_back(submitted.value("job_id", ""), hold);
+    }
+    int declined() const { return declined_; }
+    std::vector<fs::path> files() const {
+      std::vector<fs::path> out;
+      for (const auto& f : files_)
+        out.push_back(f.second);
+      return out;
+    }
+
+   private:
+    SlurmChips& chips_;
+    int declined_ = 0;
+    std::vector<std::pair<std::string, fs::path>> files_;
+  };
+
+  // How long a declined try keeps its chip at most when no next try comes to take it over (the
+  // dispatcher stopped and was not resumed); a resumed one gives it back at once.
+  static constexpr double kHoldAtMost = 600;
+
+  // Submits the task as a job asking for `chips` chips and finishes it. With `decline_avoided`
+  // the node declines the author's chip and holds it; the job names the hold files of earlier
+  // declined tries (`releases`), which it creates once it has its own chip.
+  Try submit(const ChipTask& t, int chips, bool decline_avoided,
+             const std::vector<fs::path>& releases,
+             const std::function<void(const std::string&)>& on_start) {
     const fs::path dir = job_dir(t);
     ChipJobFile f;
     f.experiment = t.experiment;
@@ -130,6 +188,11 @@ class SlurmChips : public ChipBackend {
     f.devices = s_.devices;
     f.avoid_chip = t.avoid_chip;
     f.decline_avoided = decline_avoided;
+    if (decline_avoided) {
+      f.hold_file = dir / "release";
+      f.hold_at_most_s = kHoldAtMost;
+    }
+    f.releases = releases;
     f.result = dir / "result.json";
     if (first_job_of(t.run_dir)) {
       f.marker = dir.parent_path() / ".shared-storage-marker";
@@ -160,7 +223,11 @@ class SlurmChips : public ChipBackend {
                       {"gres", q.gres},
                       {"avoid_chip", t.avoid_chip},
                       {"partition", s_.partition}};
-    if (decline_avoided) submitted["decline_avoided"] = true;
+    if (decline_avoided) {
+      submitted["decline_avoided"] = true;
+      submitted["hold"] = f.hold_file.string();
+    }
+    if (!releases.empty()) submitted["releases"] = releases;
     if (!t.call_id.empty()) {
       submitted["call_id"] = t.call_id;
       submitted["argv"] = t.job.request.argv;
@@ -170,7 +237,7 @@ class SlurmChips : public ChipBackend {
       std::lock_guard lock(mu_);
       in_flight_.insert(id);
     }
-    return collect(t, submitted, await(submitted), on_start);
+    return finish(t, submitted, on_start);
   }
 
   fs::path job_dir(const ChipTask& t) {
@@ -215,28 +282,26 @@ class SlurmChips : public ChipBackend {
   }
 
   // A journalled job ({"job_id", "result", ...}) until Slurm says it ended; its result file,
-  // written last on the node, brings the Watcher's next poll forward.
-  slurm::JobStatus await(const json& job) {
+  // written last on the node, brings the Watcher's next poll forward. With `until_result` the
+  // wait also ends once that file is there, the job maybe still running.
+  slurm::JobStatus await(const json& job, bool until_result = false) {
     const std::string id = job.value("job_id", "");
     std::optional<slurm::JobStatus> st =
-        watcher_.wait(id, std::nullopt, fs::path(job.value("result", "")));
+        watcher_.wait(id, std::nullopt, fs::path(job.value("result", "")), until_result);
     if (!st)
       throw ExperimentError(contract::ErrorCause::ChipUnavailable,
                             "stopped waiting for Slurm job " + id + " (it is left to Slurm)");
     return *st;
   }
 
-  // The ended job's run, or nullopt when the node declined it as it was asked to.
-  std::optional<verify::ChipRun> collect(const ChipTask& t, const json& submitted,
-                                         const slurm::JobStatus& st,
-                                         const std::function<void(const std::string&)>& on_start) {
-    const std::string id = submitted.value("job_id", "");
-    {
-      std::lock_guard lock(mu_);
-      in_flight_.erase(id);
-    }
+  // A journalled job to its end. A try that may decline is looked at as soon as its result is
+  // there: declined, it keeps its chip (until its hold file appears) and is journalled at once;
+  // otherwise it is awaited to its end.
+  Try finish(const ChipTask& t, const json& submitted,
+             const std::function<void(const std::string&)>& on_start) {
+    const bool may_decline = submitted.value("decline_avoided", false);
+    slurm::JobStatus st = await(submitted, may_decline);
     const fs::path result = submitted.value("result", "");
-    const fs::path dir = submitted.value("dir", "");
     std::optional<ChipJobResult> r;
     std::string unreadable;
     if (fs::exists(result)) {
@@ -247,8 +312,30 @@ class SlurmChips : public ChipBackend {
         unreadable = e.what();
       }
     }
-    json finished = {{"job_id", id},        {"purpose", t.purpose},      {"state", st.state},
-                     {"reason", st.reason}, {"exit_code", st.exit_code}, {"node", st.node}};
+    const bool holding = !slurm::is_final(st.phase) && r && r->declined && r->error.empty();
+    if (!holding && !slurm::is_final(st.phase)) st = await(submitted);
+    return Try{collect(t, submitted, st, r, unreadable, holding, on_start), submitted};
+  }
+
+  // The job's run, or nullopt when the node declined it as it was asked to. A declined try
+  // still `holding` its chip stays among the jobs a second signal cancels until it is let go.
+  std::optional<verify::ChipRun> collect(const ChipTask& t, const json& submitted,
+                                         const slurm::JobStatus& st,
+                                         std::optional<ChipJobResult>& r,
+                                         const std::string& unreadable, bool holding,
+                                         const std::function<void(const std::string&)>& on_start) {
+    const std::string id = submitted.value("job_id", "");
+    if (!holding) {
+      std::lock_guard lock(mu_);
+      in_flight_.erase(id);
+    }
+    const fs::path dir = submitted.value("dir", "");
+    json finished = {{"job_id", id}, {"purpose", t.purpose}, {"node", st.node}};
+    if (holding) {
+      finished["holding"] = true;  // Slurm's end comes once the next try has its chip
+    } else {
+      finished.update({{"state", st.state}, {"reason", st.reason}, {"exit_code", st.exit_code}});
+    }
     if (r) {
       if (!r->declined) finished["chip"] = r->chip;
       finished["given"] = r->given;

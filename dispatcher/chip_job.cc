@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "common/errors.h"
 #include "common/files.h"
@@ -56,6 +57,18 @@ std::vector<std::string> given_chips(const ChipJobFile& f, const std::string& no
   return out;
 }
 
+// A declined try keeps its chip until the dispatcher's next try has one of its own (that try
+// creates the hold file as it starts), or until its bound: otherwise Slurm, which cannot exclude
+// one GRES index, would give the next try the same chip again.
+void hold_declined_chip(const ChipJobFile& f) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(f.hold_at_most_s));
+  std::error_code ec;
+  while (!fs::exists(f.hold_file, ec) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 }  // namespace
 
 std::string shared_storage_message(const std::string& node, const fs::path& path) {
@@ -74,14 +87,19 @@ json chip_job_json(const ChipJobFile& f) {
   }
   if (f.job.measure) j["measure"] = verify::measure_job_json(*f.job.measure);
   if (f.marker) j["marker"] = {{"path", *f.marker}, {"token", f.marker_token}};
-  if (f.decline_avoided) j["decline_avoided"] = true;
+  if (f.decline_avoided) {
+    j["decline_avoided"] = true;
+    j["hold"] = {{"file", f.hold_file}, {"at_most_s", f.hold_at_most_s}};
+  }
+  if (!f.releases.empty()) j["releases"] = f.releases;
   return j;
 }
 
 ChipJobFile chip_job_from_json(const json& j, const std::string& where) {
   JsonObjectReader r(j, where);
   r.allow_only({"experiment", "purpose", "box", "request", "chip_env", "chip_kind", "devices",
-                "avoid_chip", "decline_avoided", "result", "measure", "marker"});
+                "avoid_chip", "decline_avoided", "hold", "releases", "result", "measure",
+                "marker"});
   ChipJobFile f;
   f.experiment = r.string("experiment");
   f.purpose = r.choice("purpose", {"run_on_chip", "verify"});
@@ -96,6 +114,18 @@ ChipJobFile chip_job_from_json(const json& j, const std::string& where) {
   f.decline_avoided = r.boolean_or("decline_avoided", false);
   if (f.decline_avoided && f.avoid_chip.empty())
     throw Error(where + ": decline_avoided needs avoid_chip");
+  if (f.decline_avoided != r.has("hold"))
+    throw Error(where + ": decline_avoided and hold go together");
+  if (r.has("hold")) {
+    JsonObjectReader h = r.object("hold");
+    f.hold_file = h.absolute_path("file");
+    f.hold_at_most_s = h.number("at_most_s", 0, 86400);
+  }
+  for (const auto& path : r.strings("releases", true)) {
+    if (!fs::path(path).is_absolute())
+      throw Error(where + ": releases: " + quote(path) + " is not an absolute path");
+    f.releases.emplace_back(path);
+  }
   f.result = r.absolute_path("result");
   if (r.has("measure"))
     f.job.measure = verify::measure_job_from_json(r.at("measure"), where + ": measure");
@@ -182,6 +212,15 @@ int run_chip_job_file(const fs::path& job_file) {
         return 1;
       }
     }
+    // This job has its chip: earlier declined tries of the same work may give theirs back.
+    for (const auto& held : f.releases) {
+      try {
+        write_file_atomic(held, "");
+      } catch (const Error& e) {
+        std::fprintf(stderr, "kdispatch chip-job: a declined try keeps its chip to its bound: %s\n",
+                     e.what());
+      }
+    }
     out.given = given_chips(f, node);
     if (out.given.empty())
       throw Error("Slurm gave this job no chip: none of SLURM_STEP_GPUS, SLURM_JOB_GPUS, " +
@@ -193,6 +232,7 @@ int run_chip_job_file(const fs::path& job_file) {
       std::fprintf(stderr, "kdispatch chip-job: given only %s, the author's last chip: declined\n",
                    f.avoid_chip.c_str());
       finish();
+      hold_declined_chip(f);
       return 0;
     }
     out.chip = other != out.given.end() ? *other : out.given.front();

@@ -28,8 +28,14 @@ struct ChipJobFile {
   // A job given two chips uses the one that is not this ("<node>:<index>"): the author's last.
   std::string avoid_chip;
   // A one-chip try of a verification: given only `avoid_chip`, the job does no work and says so
-  // (ChipJobResult::declined), and the dispatcher asks again for two chips.
+  // (ChipJobResult::declined), then keeps the chip until `hold_file` exists or `hold_at_most_s`
+  // has passed, so that Slurm cannot give the same chip to the dispatcher's next try.
   bool decline_avoided = false;
+  std::filesystem::path hold_file;
+  double hold_at_most_s = 0;
+  // The hold files of earlier declined tries of the same work, created as this job starts: they
+  // give their chips back once this one has its own.
+  std::vector<std::filesystem::path> releases;
   // The shared-storage check of a run's first job: the file must hold the token.
   std::optional<std::filesystem::path> marker;
   std::string marker_token;

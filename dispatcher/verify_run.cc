@@ -167,8 +167,11 @@ VerifyReport run_verify(const VerifyOptions& o) {
       for (const auto& s : fold_journal(journal.records())) {
         if (s.experiment != id.key()) continue;
         for (const auto& [job_id, j] : s.jobs) {
-          if (j.value("purpose", "") == "verify" && !j.contains("finished"))
+          if (j.value("purpose", "") != "verify") continue;
+          if (!j.contains("finished"))
             task.in_flight.push_back(j);
+          else if (j["finished"].value("declined", false))
+            task.declined.push_back(j);
         }
       }
       backend->settle(task.in_flight);

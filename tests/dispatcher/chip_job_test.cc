@@ -5,8 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "common/errors.h"
 #include "common/files.h"
@@ -14,6 +21,7 @@
 #include "common/policy_path.h"
 #include "sandbox/box_user.h"
 #include "sandbox/profile.h"
+#include "tests/dispatcher/campaign_env.h"
 #include "tests/support/process.h"
 
 namespace kd::dispatcher {
@@ -92,12 +100,14 @@ TEST(ChipJob, TwoChipsGivenUsesTheOneThatIsNotTheAuthors) {
 }
 
 // A verification's one-chip try: given only the author's chip, nothing runs and the result
-// says declined; given another chip, it runs there as usual.
+// says declined; given another chip, it runs there as usual. (Its hold is 0 s here: the next
+// test holds.)
 TEST(ChipJob, AOneChipTryGivenTheAuthorsChipDeclinesWithoutRunning) {
   JobEnv env;
   ChipJobFile f = env.job();
   f.avoid_chip = "n7:1";
   f.decline_avoided = true;
+  f.hold_file = env.jobs / "release";
   auto r = env.run(f, "1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("given only n7:1, the author's last chip: declined"), std::string::npos)
@@ -118,6 +128,95 @@ TEST(ChipJob, AOneChipTryGivenTheAuthorsChipDeclinesWithoutRunning) {
   ASSERT_EQ(env.run(f, "1").exit_code, 0);
   EXPECT_FALSE(env.result().declined);
   EXPECT_EQ(env.result().chip, "n7:1");
+}
+
+// Sets variables for the children a test starts, as slurmd would for a job's step, and puts
+// back what was there.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(std::map<std::string, std::string> vars) {
+    for (auto& [k, v] : vars) {
+      const char* was = std::getenv(k.c_str());
+      saved_.emplace_back(k, was ? std::optional<std::string>(was) : std::nullopt);
+      ::setenv(k.c_str(), v.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto& [k, v] : saved_)
+      v ? ::setenv(k.c_str(), v->c_str(), 1) : ::unsetenv(k.c_str());
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// A declined try keeps its chip, so that Slurm cannot give it to the next try: its result is
+// written at once, and the job ends only when the next try, started on another chip, creates
+// its hold file; or at the hold's bound when none comes.
+TEST(ChipJob, ADeclinedTryHoldsItsChipUntilTheNextTryHasOne) {
+  JobEnv env;
+  ChipJobFile first = env.job();
+  first.avoid_chip = "n7:1";
+  first.decline_avoided = true;
+  first.hold_file = env.jobs / "first.release";
+  first.hold_at_most_s = 120;
+  first.result = env.jobs / "first.result.json";
+  const fs::path first_job = env.jobs / "first.job.json";
+  write_file_atomic(first_job, chip_job_json(first).dump(2));
+  test::Child held = [&] {
+    ScopedEnv slurm({{"SLURMD_NODENAME", "n7"}, {"SLURM_JOB_GPUS", "1"}});
+    return test::spawn_kdispatch({"chip-job", first_job.string()}, env.root / "first");
+  }();
+  for (int i = 0; i < 800 && !fs::exists(first.result); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(fs::exists(first.result)) << read_file(held.err);
+  EXPECT_TRUE(chip_job_result_from_json(json::parse(read_file(first.result)), "first").declined);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(held.running()) << "the declined try gave its chip back before the next try";
+
+  ChipJobFile next = env.job();
+  next.avoid_chip = "n7:1";
+  next.releases = {first.hold_file};
+  auto r = env.run(next, "2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(env.result().chip, "n7:2");
+  EXPECT_TRUE(fs::exists(first.hold_file));
+  for (int i = 0; i < 400 && held.running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_FALSE(held.running()) << "the declined try still holds its chip";
+  const int status = held.wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << read_file(held.err);
+
+  // No next try: the chip is given back at the bound.
+  first.hold_at_most_s = 0.5;
+  first.hold_file = env.jobs / "never.release";
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(env.run(first, "1").exit_code, 0);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  EXPECT_FALSE(fs::exists(first.hold_file));
+}
+
+// The hold goes with the decline: a job file with one and not the other is refused.
+TEST(ChipJob, AJobFileWithADeclineAndNoHoldIsRefused) {
+  JobEnv env;
+  ChipJobFile f = env.job();
+  f.avoid_chip = "n7:1";
+  f.decline_avoided = true;
+  json j = chip_job_json(f);
+  j.erase("hold");
+  EXPECT_THROW(
+      {
+        try {
+          chip_job_from_json(j, "job.json");
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(), "job.json: decline_avoided and hold go together");
+          throw;
+        }
+      },
+      Error);
+  j = chip_job_json(env.job());
+  j["releases"] = {"relative/release"};
+  EXPECT_THROW(chip_job_from_json(j, "job.json"), Error);
 }
 
 TEST(ChipJob, ANodeThatDoesNotSeeTheMarkerRefuses) {

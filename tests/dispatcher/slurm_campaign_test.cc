@@ -51,6 +51,26 @@ std::vector<json> jobs_of(const test::ExampleEnv& env, const std::string& key) {
   return out;
 }
 
+// A job the campaign journalled ended COMPLETED. A verification's try declined while its chip
+// was held is journalled at the decline, still running (`holding`, no state yet); it ends once
+// its next try has a chip, and Slurm's record says so.
+void expect_completed(const json& j) {
+  ASSERT_TRUE(j.contains("finished")) << j.dump();
+  if (!j["finished"].value("holding", false)) {
+    EXPECT_EQ(j["finished"]["state"], "COMPLETED") << j.dump();
+    return;
+  }
+  EXPECT_TRUE(j["finished"].value("declined", false)) << j.dump();
+  EXPECT_FALSE(j["finished"].contains("state")) << j.dump();
+  std::optional<test::FinishedJob> done;
+  for (int i = 0; i < 100 && !done; ++i) {
+    done = test::finished_job(j["job_id"]);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(done.has_value()) << "the held try never ended: " << j.dump();
+  EXPECT_EQ(done->state, "COMPLETED") << j.dump();
+}
+
 // Preflight asks the cluster: a partition without the inventory's GRES is refused before any
 // dispatch, naming both; the fixture's partition passes with what it has.
 TEST(SlurmCampaign, PreflightChecksThePartitionHasTheGres) {
@@ -87,8 +107,7 @@ TEST(SlurmCampaign, HonestAuthorThroughSlurmEndsAsLocally) {
   std::set<std::string> purposes;
   for (const json& j : jobs) {
     purposes.insert(j["purpose"].get<std::string>());
-    ASSERT_TRUE(j.contains("finished")) << j.dump();
-    EXPECT_EQ(j["finished"]["state"], "COMPLETED") << j.dump();
+    expect_completed(j);
     // A verification's one-chip try given the author's chip ran nothing and names no chip.
     const bool declined = j["finished"].value("declined", false);
     EXPECT_EQ(declined,
@@ -160,10 +179,11 @@ std::vector<json> verify_jobs(const test::ExampleEnv& env) {
 }
 
 // Slurm cannot exclude one GRES index, so a verification asks for one chip and declines it when
-// it is the author's last. Here another job holds three of the node's four chips: the author's
-// run_on_chip gets the fourth, the verification's one-chip try is given that same chip and runs
-// nothing, and its second job, for two chips, runs on the one that is not the author's.
-TEST(SlurmCampaign, AVerificationGivenTheAuthorsChipDeclinesItAndAsksForTwo) {
+// it is the author's last, keeping it while its next try waits for another. Here another job
+// holds three of the node's four chips: the author's run_on_chip gets the fourth, the
+// verification's one-chip try is given that same chip, runs nothing and keeps it, and its next
+// try, for one chip, waits for one of the three and runs there; only then is the fourth let go.
+TEST(SlurmCampaign, AVerificationDeclinesTheAuthorsChipAndHoldsItUntilItsNextTryHasAnother) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
@@ -173,38 +193,46 @@ TEST(SlurmCampaign, AVerificationGivenTheAuthorsChipDeclinesItAndAsksForTwo) {
        test::ExampleEnv::script("honest-author.json"), "--chips", env.chips.string(), "--run-root",
        env.runs.string(), "--tool-dir", env.tools.string()},
       env.root / "run");
-  bool declined = false;
-  for (int i = 0; i < 4800 && !declined && child.running(); ++i) {
-    for (const json& r : env.records_or_empty("job_finished"))
-      declined = declined || r["data"].value("declined", false);
-    if (!declined) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  std::vector<json> verifies;
+  for (int i = 0; i < 4800 && verifies.size() < 2 && child.running(); ++i) {
+    if (fs::exists(env.journal())) verifies = verify_jobs(env);
+    if (verifies.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  ASSERT_TRUE(declined) << read_file(child.err);
-  held.release();  // the two-chip job needs a second chip
+  ASSERT_EQ(verifies.size(), 2u) << read_file(child.err);
+  // Both tries are Slurm's now: the first holds the fourth chip, so the second must wait.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::string first = verifies[0]["job_id"], next = verifies[1]["job_id"];
+  const auto states = dispatcher::slurm::Client().query({first, next});
+  EXPECT_EQ(states.at(first).state, "RUNNING") << "the declined try let go of its chip";
+  EXPECT_EQ(states.at(next).state, "PENDING") << "the next try got a chip";
+  held.release();
   const int status = child.wait();
   ASSERT_TRUE(WIFEXITED(status)) << status << read_file(child.err);
   EXPECT_EQ(WEXITSTATUS(status), env.run_exit_for_verdict()) << read_file(child.err);
 
   const json where = env.outcome()["environment"];
   const std::string author_chip = where["author_last_chip"];
-  const std::vector<json> verifies = verify_jobs(env);
+  verifies = verify_jobs(env);
   ASSERT_EQ(verifies.size(), 2u);
   EXPECT_EQ(verifies[0]["gres"], "gpu:tpu:1");
   EXPECT_EQ(verifies[0]["finished"]["given"], json::array({author_chip})) << verifies[0].dump();
   EXPECT_TRUE(verifies[0]["finished"].value("declined", false));
+  EXPECT_TRUE(verifies[0]["finished"].value("holding", false));
   EXPECT_FALSE(verifies[0]["finished"].contains("chip"));
-  EXPECT_EQ(verifies[1]["gres"], "gpu:tpu:2");
-  EXPECT_FALSE(verifies[1].value("decline_avoided", false));
-  const json given = verifies[1]["finished"]["given"];
-  ASSERT_EQ(given.size(), 2u) << verifies[1].dump();
+  EXPECT_EQ(verifies[1]["gres"], "gpu:tpu:1");
+  EXPECT_EQ(verifies[1]["releases"], json::array({verifies[0]["hold"]})) << verifies[1].dump();
+  EXPECT_EQ(verifies[1]["finished"]["given"].size(), 1u) << verifies[1].dump();
   EXPECT_NE(verifies[1]["finished"]["chip"], author_chip);
   EXPECT_EQ(verifies[1]["finished"]["chip"], where["verifier_chip"]);
+  for (const json& j : verifies)
+    expect_completed(j);
   EXPECT_NE(env.outcome()["verdict"], "invalid");
 }
 
-// kill -9 right after the declined try's second job is journalled (the try itself journalled as
-// finished): --resume collects that job instead of asking for chips again.
-TEST(SlurmCampaign, Kill9AfterADeclinedTryResumeCollectsTheSecondJob) {
+// kill -9 right after the declined try's next job is journalled (the try itself journalled as
+// declined and holding its chip): the next job runs on without kdispatch and lets the first go;
+// --resume collects it instead of asking for chips again.
+TEST(SlurmCampaign, Kill9AfterADeclinedTryResumeCollectsItsNextJob) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
@@ -212,7 +240,7 @@ TEST(SlurmCampaign, Kill9AfterADeclinedTryResumeCollectsTheSecondJob) {
   {
     HeldChips held(env, 3);
     // Two run_on_chip jobs on the one free chip, the verification's try given it too, then the
-    // two-chip job, which waits for the held chips.
+    // next try, which waits for the held chips.
     auto crashed = env.run(script, {}, {{"KDISPATCH_CRASH_AFTER", "job_submitted:4"}});
     ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
   }
@@ -221,13 +249,48 @@ TEST(SlurmCampaign, Kill9AfterADeclinedTryResumeCollectsTheSecondJob) {
   EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
   EXPECT_EQ(env.records("verdict").size(), 1u);
   const std::vector<json> verifies = verify_jobs(env);
-  ASSERT_EQ(verifies.size(), 2u) << "the second job was submitted again";
+  ASSERT_EQ(verifies.size(), 2u) << "the next job was submitted again";
   EXPECT_TRUE(verifies[0]["finished"].value("declined", false)) << verifies[0].dump();
-  EXPECT_EQ(verifies[1]["gres"], "gpu:tpu:2");
+  EXPECT_EQ(verifies[1]["gres"], "gpu:tpu:1");
   EXPECT_EQ(verifies[1]["finished"]["state"], "COMPLETED") << verifies[1].dump();
   const json where = env.outcome()["environment"];
   EXPECT_EQ(verifies[1]["finished"]["chip"], where["verifier_chip"]);
   EXPECT_NE(where["verifier_chip"], where["author_last_chip"]);
+  for (const json& j : verifies)
+    expect_completed(j);
+}
+
+// kill -9 right after the declined try is journalled, before any next try: the try keeps its
+// chip for nobody. --resume lets it go as it submits the next try, which runs elsewhere.
+TEST(SlurmCampaign, Kill9WhileADeclinedTryHoldsItsChipResumeLetsItGo) {
+  KD_REQUIRE_SLURM();
+  test::ExampleEnv env;
+  use_slurm(env);
+  const std::string script = test::ExampleEnv::script("honest-author.json");
+  {
+    HeldChips held(env, 3);
+    // Two run_on_chip jobs, then the verification's declined try.
+    auto crashed = env.run(script, {}, {{"KDISPATCH_CRASH_AFTER", "job_finished:3"}});
+    ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
+    const std::vector<json> verifies = verify_jobs(env);
+    ASSERT_EQ(verifies.size(), 1u);
+    ASSERT_TRUE(verifies[0]["finished"].value("holding", false)) << verifies[0].dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    EXPECT_FALSE(test::finished_job(verifies[0]["job_id"]).has_value())
+        << "the declined try let go of its chip without a next try";
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto resumed = env.run(script, {"--resume"});
+  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
+  EXPECT_EQ(env.records("verdict").size(), 1u);
+  const std::vector<json> verifies = verify_jobs(env);
+  ASSERT_EQ(verifies.size(), 2u);
+  EXPECT_EQ(verifies[1]["releases"], json::array({verifies[0]["hold"]})) << verifies[1].dump();
+  EXPECT_NE(verifies[1]["finished"]["chip"], verifies[0]["finished"]["given"][0]);
+  for (const json& j : verifies)
+    expect_completed(j);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(120))
+      << "the declined try held its chip to its bound";
 }
 
 TEST(SlurmCampaign, CheatingAuthorThroughSlurmIsInvalid) {
@@ -240,7 +303,7 @@ TEST(SlurmCampaign, CheatingAuthorThroughSlurmIsInvalid) {
   const std::vector<json> jobs = jobs_of(env, "rms-norm/v002");
   EXPECT_FALSE(jobs.empty());
   for (const json& j : jobs)
-    EXPECT_EQ(j["finished"]["state"], "COMPLETED") << j.dump();
+    expect_completed(j);
 }
 
 // kill -9 of kdispatch right after it journalled a job (the author's first run_on_chip, or the
@@ -269,8 +332,7 @@ TEST_P(SlurmResume, Kill9WhileAJobRunsThenResumeCollectsIt) {
   jobs = jobs_of(env, "rms-norm/v002");
   size_t ran = 0, declined = 0;
   for (const json& j : jobs) {
-    ASSERT_TRUE(j.contains("finished")) << j.dump();
-    EXPECT_EQ(j["finished"]["state"], "COMPLETED") << j.dump();
+    expect_completed(j);
     // The verification's one-chip try, where Slurm gave it the author's chip, ran nothing.
     if (j["finished"].value("declined", false)) {
       EXPECT_EQ(j["purpose"], "verify") << j.dump();
