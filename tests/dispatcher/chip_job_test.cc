@@ -57,6 +57,16 @@ struct JobEnv {
     return f;
   }
 
+  // A verification's one-chip try that declines chip n7:1 and holds it up to `at_most_s`.
+  ChipJobFile declining(const std::string& hold_name, double at_most_s) const {
+    ChipJobFile f = job();
+    f.avoid_chip = "n7:1";
+    f.decline_avoided = true;
+    f.hold_file = jobs / hold_name;
+    f.hold_at_most_s = at_most_s;
+    return f;
+  }
+
   test::ProcessResult run(const ChipJobFile& f, const std::string& gpus) const {
     write_file_atomic(jobs / "job.json", chip_job_json(f).dump(2));
     return test::run_kdispatch({"chip-job", (jobs / "job.json").string()}, "",
@@ -104,10 +114,7 @@ TEST(ChipJob, TwoChipsGivenUsesTheOneThatIsNotTheAuthors) {
 // test holds.)
 TEST(ChipJob, AOneChipTryGivenTheAuthorsChipDeclinesWithoutRunning) {
   JobEnv env;
-  ChipJobFile f = env.job();
-  f.avoid_chip = "n7:1";
-  f.decline_avoided = true;
-  f.hold_file = env.jobs / "release";
+  ChipJobFile f = env.declining("release", 0);
   auto r = env.run(f, "1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("given only n7:1, the author's last chip: declined"), std::string::npos)
@@ -155,11 +162,7 @@ class ScopedEnv {
 // its hold file; or at the hold's bound when none comes.
 TEST(ChipJob, ADeclinedTryHoldsItsChipUntilTheNextTryHasOne) {
   JobEnv env;
-  ChipJobFile first = env.job();
-  first.avoid_chip = "n7:1";
-  first.decline_avoided = true;
-  first.hold_file = env.jobs / "first.release";
-  first.hold_at_most_s = 120;
+  ChipJobFile first = env.declining("first.release", 120);
   first.result = env.jobs / "first.result.json";
   const fs::path first_job = env.jobs / "first.job.json";
   write_file_atomic(first_job, chip_job_json(first).dump(2));
@@ -199,10 +202,7 @@ TEST(ChipJob, ADeclinedTryHoldsItsChipUntilTheNextTryHasOne) {
 // The hold goes with the decline: a job file with one and not the other is refused.
 TEST(ChipJob, AJobFileWithADeclineAndNoHoldIsRefused) {
   JobEnv env;
-  ChipJobFile f = env.job();
-  f.avoid_chip = "n7:1";
-  f.decline_avoided = true;
-  json j = chip_job_json(f);
+  json j = chip_job_json(env.declining("release", 1));
   j.erase("hold");
   EXPECT_THROW(
       {
