@@ -6,11 +6,13 @@
 # campaign runs once on local chips and once through a loopback Slurm cluster with as many chips
 # (tests/slurm/cluster.sh), and the run_on_chip calls' durations of the two are compared.
 # Usage: run.sh BUILD_DIR [--families F] [--experiments E] [--chip-s S] [--pace-ms MS] [--serial 0|1]
-#                         [--slurm 0|1]
+#                         [--slurm 0|1] [--mode full|screen]
+# --mode is the verification's (kdispatch run --mode): screen times 8 rounds instead of 20, so the
+# cross-checks, which share this host's cores on the simulated chips, weigh less.
 set -euo pipefail
 build=$(realpath "$1")
 shift
-families=8 experiments=3 chip_s=1.0 pace_ms=120 serial=1 slurm=0
+families=8 experiments=3 chip_s=1.0 pace_ms=120 serial=1 slurm=0 mode=full
 while [ $# -gt 0 ]; do
   case "$1" in
     --families) families=$2 ;;
@@ -19,6 +21,7 @@ while [ $# -gt 0 ]; do
     --pace-ms) pace_ms=$2 ;;
     --serial) serial=$2 ;;
     --slurm) slurm=$2 ;;
+    --mode) mode=$2 ;;
   esac
   shift 2
 done
@@ -48,7 +51,7 @@ run_campaign() {  # run_campaign NAME PARALLEL [CHIPS_FILE]
   for ((i = 0; i < families; i++)); do fams+=(--family "fam$i"); done
   local rc=0
   ANTHROPIC_API_KEY=bench "$kd" run --wiki "$wiki" "${fams[@]}" --provider anthropic --base-url "$url" \
-    --chips "$chips_file" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 \
+    --chips "$chips_file" --run-root "$work/$1-runs" --parallel "$2" --status-every 3600 --mode "$mode" \
     --tool-dir "$here" --verify-cmd "fixed-verify $chip_s {receipt}" >"$work/$1.out" 2>"$work/$1.err" || rc=$?
   # 0 or 2: every experiment has its verdict (2 when some are not supported: the simulated tool's
   # speedup is not the parent's); anything else is the benchmark failing.
@@ -110,7 +113,7 @@ for t in glob.glob(f"{sys.argv[1]}/*/*/author/transcript.jsonl"):
 PY
 }
 
-echo "campaign: $families families x $experiments experiments, chip work ${chip_s} s per run, fake model pace ${pace_ms} ms/event"
+echo "campaign: $families families x $experiments experiments, chip work ${chip_s} s per run, fake model pace ${pace_ms} ms/event, verification $mode"
 run_campaign parallel 0
 if [ "$slurm" = 1 ]; then
   cluster=$here/../../tests/slurm/cluster.sh
