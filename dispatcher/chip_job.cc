@@ -61,9 +61,8 @@ std::vector<std::string> given_chips(const ChipJobFile& f, const std::string& no
 // creates the hold file as it starts), or until its bound: otherwise Slurm, which cannot exclude
 // one GRES index, would give the next try the same chip again.
 void hold_declined_chip(const ChipJobFile& f) {
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                         std::chrono::duration<double>(f.hold_at_most_s));
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(f.hold_at_most_s);
   std::error_code ec;
   while (!fs::exists(f.hold_file, ec) && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -123,7 +122,7 @@ ChipJobFile chip_job_from_json(const json& j, const std::string& where) {
   }
   for (const auto& path : r.strings("releases", true)) {
     if (!fs::path(path).is_absolute())
-      throw Error(where + ": releases: " + quote(path) + " is not an absolute path");
+      r.field_error("releases", "holds " + quote(path) + ", not an absolute path");
     f.releases.emplace_back(path);
   }
   f.result = r.absolute_path("result");
