@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -229,6 +230,26 @@ TEST(SlurmCampaign, AVerificationDeclinesTheAuthorsChipAndHoldsItUntilItsNextTry
   EXPECT_NE(env.outcome()["verdict"], "invalid");
 }
 
+// The honest author, killed (-9) right after the journal's `crash_after` record while another
+// job holds three of the node's four chips, so that the verification's first try is given the
+// author's chip; `while_held` checks what it must before those chips are free again.
+void crash_with_three_chips_held(const test::ExampleEnv& env, const std::string& crash_after,
+                                 const std::function<void()>& while_held = {}) {
+  HeldChips held(env, 3);
+  auto crashed = env.run(test::ExampleEnv::script("honest-author.json"), {},
+                         {{"KDISPATCH_CRASH_AFTER", crash_after}});
+  ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
+  if (while_held) while_held();
+}
+
+// --resume of the honest author: it ends in one verdict.
+void resume_to_one_verdict(const test::ExampleEnv& env) {
+  auto resumed = env.run(test::ExampleEnv::script("honest-author.json"), {"--resume"});
+  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
+  EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
+  EXPECT_EQ(env.records("verdict").size(), 1u);
+}
+
 // kill -9 right after the declined try's next job is journalled (the try itself journalled as
 // declined and holding its chip): the next job runs on without kdispatch and lets the first go;
 // --resume collects it instead of asking for chips again.
@@ -236,18 +257,10 @@ TEST(SlurmCampaign, Kill9AfterADeclinedTryResumeCollectsItsNextJob) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
-  const std::string script = test::ExampleEnv::script("honest-author.json");
-  {
-    HeldChips held(env, 3);
-    // Two run_on_chip jobs on the one free chip, the verification's try given it too, then the
-    // next try, which waits for the held chips.
-    auto crashed = env.run(script, {}, {{"KDISPATCH_CRASH_AFTER", "job_submitted:4"}});
-    ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
-  }
-  auto resumed = env.run(script, {"--resume"});
-  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
-  EXPECT_EQ(resumed.exit_code, env.run_exit_for_verdict()) << resumed.out << resumed.err;
-  EXPECT_EQ(env.records("verdict").size(), 1u);
+  // Two run_on_chip jobs on the one free chip, the verification's try given it too, then the
+  // next try, which waits for the held chips.
+  ASSERT_NO_FATAL_FAILURE(crash_with_three_chips_held(env, "job_submitted:4"));
+  ASSERT_NO_FATAL_FAILURE(resume_to_one_verdict(env));
   const std::vector<json> verifies = verify_jobs(env);
   ASSERT_EQ(verifies.size(), 2u) << "the next job was submitted again";
   EXPECT_TRUE(verifies[0]["finished"].value("declined", false)) << verifies[0].dump();
@@ -266,23 +279,17 @@ TEST(SlurmCampaign, Kill9WhileADeclinedTryHoldsItsChipResumeLetsItGo) {
   KD_REQUIRE_SLURM();
   test::ExampleEnv env;
   use_slurm(env);
-  const std::string script = test::ExampleEnv::script("honest-author.json");
-  {
-    HeldChips held(env, 3);
-    // Two run_on_chip jobs, then the verification's declined try.
-    auto crashed = env.run(script, {}, {{"KDISPATCH_CRASH_AFTER", "job_finished:3"}});
-    ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
+  // Two run_on_chip jobs, then the verification's declined try.
+  ASSERT_NO_FATAL_FAILURE(crash_with_three_chips_held(env, "job_finished:3", [&] {
     const std::vector<json> verifies = verify_jobs(env);
     ASSERT_EQ(verifies.size(), 1u);
     ASSERT_TRUE(verifies[0]["finished"].value("holding", false)) << verifies[0].dump();
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     EXPECT_FALSE(test::finished_job(verifies[0]["job_id"]).has_value())
         << "the declined try let go of its chip without a next try";
-  }
+  }));
   const auto t0 = std::chrono::steady_clock::now();
-  auto resumed = env.run(script, {"--resume"});
-  ASSERT_TRUE(fs::exists(env.run_dir() / "outcome.json")) << resumed.out << resumed.err;
-  EXPECT_EQ(env.records("verdict").size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(resume_to_one_verdict(env));
   const std::vector<json> verifies = verify_jobs(env);
   ASSERT_EQ(verifies.size(), 2u);
   EXPECT_EQ(verifies[1]["releases"], json::array({verifies[0]["hold"]})) << verifies[1].dump();
