@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The simulated overnight campaign (issue: 24 experiments on 8 chips): the fake model with
 # latency, chip work as sleeps (the author's run_on_chip and the verifier's command), real
-# worktrees, boxes, locks and journals. Reports the makespan against its lower bound and
-# kdispatch's own CPU time, then the same campaign one experiment at a time. With --slurm 1 the
-# campaign runs once on local chips and once through a loopback Slurm cluster with as many chips
-# (tests/slurm/cluster.sh), and the run_on_chip calls' durations of the two are compared.
+# worktrees, boxes, locks and journals. Reports the makespan against its lower bound,
+# kdispatch's own CPU time and where the last family's chain went, then the same campaign one
+# experiment at a time. With --slurm 1 the campaign runs once on local chips and once through a
+# loopback Slurm cluster with as many chips (tests/slurm/cluster.sh), and the run_on_chip calls'
+# durations of the two are compared.
 # Usage: run.sh BUILD_DIR [--families F] [--experiments E] [--chip-s S] [--pace-ms MS] [--serial 0|1]
 #                         [--slurm 0|1] [--mode full|screen]
 # --mode is the verification's (kdispatch run --mode): screen times 8 rounds instead of 20, so the
@@ -95,6 +96,36 @@ print(f"  makespan {wall:.1f} s; lower bound {lb:.1f} s (chip work {work:.0f} s 
       f"makespan/bound {wall/lb:.3f}")
 print(f"  against the simulated chip time alone (no cross-check): bound {lb_sim:.1f} s, makespan/bound {wall/lb_sim:.3f}")
 print(f"  kdispatch cpu {cpu:.2f} s = {100*cpu/wall:.2f}% of wall")
+# Where the chain of the family that finished last went: model turns, run_on_chip calls (call to
+# result), verifications (the author's finish to the verdict) and their cross-checks, the rest.
+records = [json.loads(l) for j in glob.glob(f"{runs}/*/journal.jsonl") for l in open(j)]
+start = min(ts(r["ts"]) for r in records)
+began, end, finished, verify = {}, {}, {}, collections.defaultdict(float)
+for r in records:
+    e, t = r.get("experiment", ""), ts(r["ts"])
+    f = e.split("/")[0]
+    if r["type"] == "dispatched": began.setdefault(f, t)
+    if r["type"] == "finished": finished[e] = t
+    if r["type"] == "verdict" and e in finished:
+        verify[f] += t - finished[e]
+        end[f] = max(end.get(f, t), t)
+calls = collections.defaultdict(float)
+for t in glob.glob(f"{runs}/*/*/author/transcript.jsonl"):
+    called = {}
+    for line in open(t):
+        r = json.loads(line)
+        d = r.get("data", {})
+        if r["type"] == "tool_call" and d.get("name") == "run_on_chip": called[d["id"]] = ts(r["ts"])
+        if r["type"] == "tool_result" and d.get("id") in called:
+            calls[t.split("/")[-3].rsplit("-", 1)[0]] += ts(r["ts"]) - called.pop(d["id"])
+checks = collections.defaultdict(float)
+for o in glob.glob(f"{runs}/*/*/outcome.json"):
+    checks[o.split("/")[-2].rsplit("-", 1)[0]] += (json.load(open(o)).get("measurement", {}).get("cross_check") or {}).get("wall_s", 0.0)
+last = max(end, key=end.get)
+took = end[last] - began[last]  # from its first dispatch: a serial campaign's queue is not its chain
+print(f"  the last family to finish, {last} at {end[last] - start:.1f} s: {took:.1f} s from its first dispatch, "
+      f"model {chain[last]:.1f} s, run_on_chip {calls[last]:.1f} s, verifications {verify[last]:.1f} s "
+      f"(cross-checks {checks[last]:.1f} s), the rest {took - chain[last] - calls[last] - verify[last]:.1f} s")
 PY
 }
 
