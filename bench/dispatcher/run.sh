@@ -60,9 +60,10 @@ run_campaign() {  # run_campaign NAME PARALLEL [CHIPS_FILE]
     cat "$work/$1.err" >&2
     exit 1
   fi
-  python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" <<'PY' || { cat "$work/$1.err" >&2; exit 1; }
+  # Also writes each run_on_chip call's seconds, call to result, into $work/NAME-calls.txt.
+  python3 - "$work/$1-runs" "$work/$1.out" "$chip_s" "$families" "$1" "$work/$1-calls.txt" <<'PY' || { cat "$work/$1.err" >&2; exit 1; }
 import collections, datetime, glob, json, re, sys
-runs, out, chip_s, chips, name = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+runs, out, chip_s, chips, name, calls_file = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 text = open(out).read()
 m = re.search(r"(\d+) experiments, wall ([0-9.]+) s, kdispatch cpu ([0-9.]+) s", text)
 if not m:
@@ -70,20 +71,30 @@ if not m:
 n, wall, cpu = int(m[1]), float(m[2]), float(m[3])
 verdicts = collections.Counter(l.split()[1] for l in text.splitlines() if l.startswith("fam"))
 ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-chain = collections.defaultdict(float)
+# Per family: its model time (request to response) and its run_on_chip calls (call to result).
+chain, calls, durations = collections.defaultdict(float), collections.defaultdict(float), []
 for t in glob.glob(f"{runs}/*/*/author/transcript.jsonl"):
     family = t.split("/")[-3].rsplit("-", 1)[0]
-    sent = None
+    sent, called = None, {}
     for line in open(t):
         r = json.loads(line)
+        d = r.get("data", {})
         if r["type"] == "request": sent = ts(r["ts"])
         if r["type"] == "response" and sent is not None: chain[family] += ts(r["ts"]) - sent
+        if r["type"] == "tool_call" and d.get("name") == "run_on_chip": called[d["id"]] = ts(r["ts"])
+        if r["type"] == "tool_result" and d.get("id") in called:
+            durations.append(ts(r["ts"]) - called.pop(d["id"]))
+            calls[family] += durations[-1]
+open(calls_file, "w").write("".join(f"{x}\n" for x in durations))
 # Chip work: the simulated seconds of each run_on_chip and verify command, plus each
 # verification's cross-check, the parent's own measurement on the chip (outcome.json). On this
 # benchmark's CPU chips the cross-checks share the host's cores and slow each other down several
 # times over; the campaign's fastest one stands for the work itself.
-cross = [(json.load(open(o)).get("measurement", {}).get("cross_check") or {}).get("wall_s", 0.0)
-         for o in glob.glob(f"{runs}/*/*/outcome.json")]
+checks = collections.defaultdict(float)  # per family, the cross-checks' wall seconds
+cross = []
+for o in glob.glob(f"{runs}/*/*/outcome.json"):
+    cross.append((json.load(open(o)).get("measurement", {}).get("cross_check") or {}).get("wall_s", 0.0))
+    checks[o.split("/")[-2].rsplit("-", 1)[0]] += cross[-1]
 cross_s = min(cross, default=0.0)
 sim = {f: 2 * chip_s * (n // len(chain)) for f in chain}
 work = (2 * chip_s + cross_s) * n
@@ -109,38 +120,11 @@ for r in records:
     if r["type"] == "verdict" and e in finished:
         verify[f] += t - finished[e]
         end[f] = max(end.get(f, t), t)
-calls = collections.defaultdict(float)
-for t in glob.glob(f"{runs}/*/*/author/transcript.jsonl"):
-    called = {}
-    for line in open(t):
-        r = json.loads(line)
-        d = r.get("data", {})
-        if r["type"] == "tool_call" and d.get("name") == "run_on_chip": called[d["id"]] = ts(r["ts"])
-        if r["type"] == "tool_result" and d.get("id") in called:
-            calls[t.split("/")[-3].rsplit("-", 1)[0]] += ts(r["ts"]) - called.pop(d["id"])
-checks = collections.defaultdict(float)
-for o in glob.glob(f"{runs}/*/*/outcome.json"):
-    checks[o.split("/")[-2].rsplit("-", 1)[0]] += (json.load(open(o)).get("measurement", {}).get("cross_check") or {}).get("wall_s", 0.0)
 last = max(end, key=end.get)
 took = end[last] - began[last]  # from its first dispatch: a serial campaign's queue is not its chain
 print(f"  the last family to finish, {last} at {end[last] - start:.1f} s: {took:.1f} s from its first dispatch, "
       f"model {chain[last]:.1f} s, run_on_chip {calls[last]:.1f} s, verifications {verify[last]:.1f} s "
       f"(cross-checks {checks[last]:.1f} s), the rest {took - chain[last] - calls[last] - verify[last]:.1f} s")
-PY
-}
-
-# The run_on_chip calls of campaign NAME: seconds from the call to its result, one per line.
-chip_calls() {
-  python3 - "$work/$1-runs" <<'PY'
-import datetime, glob, json, sys
-ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-for t in glob.glob(f"{sys.argv[1]}/*/*/author/transcript.jsonl"):
-    called = {}
-    for line in open(t):
-        r = json.loads(line)
-        d = r.get("data", {})
-        if r["type"] == "tool_call" and d.get("name") == "run_on_chip": called[d["id"]] = ts(r["ts"])
-        if r["type"] == "tool_result" and d.get("id") in called: print(ts(r["ts"]) - called.pop(d["id"]))
 PY
 }
 
@@ -160,7 +144,7 @@ if [ "$slurm" = 1 ]; then
     '"chip_env": "TPU_VISIBLE_DEVICES", "kind": "cpu"}' >"$work/slurm-chips.json"
   sleep 3  # a cold controller's first scheduling pass; not kdispatch's latency
   run_campaign slurm 0 "$work/slurm-chips.json"
-  python3 - <(chip_calls parallel) <(chip_calls slurm) <<'PY'
+  python3 - "$work/parallel-calls.txt" "$work/slurm-calls.txt" <<'PY'
 import statistics, sys
 local, slurm = ([float(x) for x in open(f)] for f in sys.argv[1:3])
 q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * len(v)))]
